@@ -1,0 +1,72 @@
+#pragma once
+// BERT encoder (LibTorch inside, not in this header) returning every layer's attention probabilities.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscan/device.hpp"
+#include "attnscan/model_config.hpp"
+#include "attnscan/model_weights.hpp"
+#include "attnscan/tokenizer.hpp"
+
+namespace attnscan {
+
+enum class Precision { F32, BF16 };
+Precision parse_precision(const std::string& text);  // "fp32" | "bf16"
+const char* precision_name(Precision p);
+
+struct EncoderOptions {
+  Precision precision = Precision::F32;  // bf16: linear layers in bfloat16, the rest in fp32
+  int threads = 0;                       // intra-op threads; 0 = all cores
+  DeviceSpec device;
+};
+
+// A right-padded batch of encodings: row b holds lengths[b] real tokens then padding.
+struct TokenBatch {
+  int64_t batch = 0, seq_len = 0;
+  std::vector<int64_t> input_ids, token_type_ids;  // [batch * seq_len]
+  std::vector<int64_t> lengths;                    // [batch]
+
+  // Pads to the longest encoding in the batch.
+  static TokenBatch from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id);
+  int64_t real_tokens() const;
+};
+
+struct EncoderOutput {
+  int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
+  // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
+  // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
+  std::vector<float> attention;
+  // [layer + 1][batch][seq_len][hidden] (embeddings output, then every layer); empty unless requested.
+  std::vector<float> hidden_states;
+
+  const float* attention_at(int64_t b, int64_t layer, int64_t head) const {
+    return attention.data() + (((b * layers + layer) * heads + head) * seq_len * seq_len);
+  }
+};
+
+class BertEncoder {
+ public:
+  BertEncoder(const LoadedModel& model, const EncoderOptions& options);
+  ~BertEncoder();
+  BertEncoder(const BertEncoder&) = delete;
+  BertEncoder& operator=(const BertEncoder&) = delete;
+
+  // Thread-safe: concurrent calls on different batches are allowed.
+  EncoderOutput forward(const TokenBatch& batch, bool hidden_states = false) const;
+
+  const BertConfig& config() const;
+  const EncoderOptions& options() const;
+  // Floating-point operations of one forward pass over a padded batch (multiply-add = 2).
+  double flops(int64_t batch, int64_t seq_len) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Threads LibTorch uses for intra-op work in the calling thread (0 = all cores).
+void set_compute_threads(int threads);
+
+}  // namespace attnscan

@@ -1,0 +1,48 @@
+#pragma once
+// Hyper-parameters of a Hugging Face BERT checkpoint (config.json) and of its tokenizer
+// (tokenizer_config.json), validated on load.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace attnscan {
+
+enum class Activation { GeluErf, GeluTanh, Relu };
+
+struct BertConfig {
+  std::string model_type = "bert";
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t intermediate_size = 0;
+  int64_t max_position_embeddings = 0;
+  int64_t type_vocab_size = 0;
+  double layer_norm_eps = 1e-12;
+  Activation activation = Activation::GeluErf;
+  std::string activation_name = "gelu";
+
+  int64_t head_dim() const { return hidden_size / num_heads; }
+};
+
+struct TokenizerConfig {
+  bool do_lower_case = true;
+  std::optional<bool> strip_accents;  // unset: follows do_lower_case, as in HF BertTokenizer
+  bool tokenize_chinese_chars = true;
+  int64_t model_max_length = 512;  // already capped at max_position_embeddings
+  std::string unk_token = "[UNK]", sep_token = "[SEP]", pad_token = "[PAD]", cls_token = "[CLS]",
+              mask_token = "[MASK]";
+};
+
+// Reads and validates DIR/config.json. Throws ModelError naming the file and the field.
+BertConfig load_bert_config(const std::filesystem::path& config_json);
+
+// Reads DIR/tokenizer_config.json when present (defaults otherwise); model_max_length is capped at
+// max_position_embeddings because HF writes a huge sentinel when it is unset.
+TokenizerConfig load_tokenizer_config(const std::filesystem::path& model_dir, const BertConfig& model);
+
+// A short human-readable summary, e.g. "bert 6x12 hidden 384".
+std::string describe(const BertConfig& c);
+
+}  // namespace attnscan

@@ -1,0 +1,50 @@
+#pragma once
+// Loads a Hugging Face BERT directory: config, tokenizer config and validated weights (memory-mapped).
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscan/model_config.hpp"
+#include "attnscan/safetensors.hpp"
+
+namespace attnscan {
+
+struct ModelFiles {
+  std::filesystem::path dir, config_json, vocab_txt, weights;
+};
+
+// Locates the files of a model directory; throws ModelError naming what is missing.
+ModelFiles locate_model_files(const std::filesystem::path& dir);
+
+class BertWeights {
+ public:
+  // Validates every required tensor against the canonical table. All problems (missing, unexpected,
+  // wrong shape, wrong dtype) are collected and reported in one ModelError naming the file and each
+  // tensor. Accepts names with or without the "bert." prefix and LayerNorm gamma/beta aliases.
+  BertWeights(std::shared_ptr<const SafetensorsFile> file, const BertConfig& config);
+
+  const TensorView& get(const std::string& canonical_name) const;
+  const SafetensorsFile& file() const { return *file_; }
+  // Tensors present in the file but not used (pooler, MLM or classifier heads), original names.
+  const std::vector<std::string>& ignored() const { return ignored_; }
+
+ private:
+  std::shared_ptr<const SafetensorsFile> file_;
+  std::map<std::string, const TensorView*> by_canonical_;
+  std::vector<std::string> ignored_;
+};
+
+struct LoadedModel {
+  ModelFiles files;
+  BertConfig config;
+  TokenizerConfig tokenizer;
+  std::shared_ptr<const BertWeights> weights;
+};
+
+// Everything needed to build a tokenizer and an encoder. Prints nothing; callers report
+// weights->ignored() once if they wish.
+LoadedModel load_model(const std::filesystem::path& dir);
+
+}  // namespace attnscan

@@ -1,0 +1,10 @@
+#pragma once
+// Subcommands of the attnscan CLI. Each takes the arguments after its name and returns an exit code.
+#include <string>
+#include <vector>
+
+namespace attnscan::cli {
+
+int attend_command(const std::vector<std::string>& args);
+
+}  // namespace attnscan::cli

@@ -1,0 +1,43 @@
+// attnscan command-line entry point: dispatches to subcommands.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "attnscan/error.hpp"
+#include "attnscan/version.hpp"
+#include "cli/commands.hpp"
+
+namespace {
+
+void usage(std::ostream& out) {
+  out << "attnscan " << attnscan::kToolVersion
+      << " - attention patterns of BERT models over sentence pairs\n\n"
+         "Usage: attnscan <command> [options]   (attnscan <command> --help for its options)\n\n"
+         "Commands:\n"
+         "  attend    tokenize one sentence pair, run the model, show or dump its attention\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    usage(std::cout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "attnscan " << attnscan::kToolVersion << "\n";
+    return 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "attend") return attnscan::cli::attend_command(args);
+    std::cerr << "attnscan: unknown command '" << command << "'\n\n";
+    usage(std::cerr);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "attnscan " << command << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}

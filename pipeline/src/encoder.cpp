@@ -1,0 +1,246 @@
+// The one translation unit that runs LibTorch. Linear layers use oneDNN (mkldnn) with weights
+// converted once at load time; everything else follows Hugging Face's eager BertModel operation by
+// operation so attention matches it to float rounding.
+#include "attnscan/encoder.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "attnscan/error.hpp"
+#include "attnscan/tensor_names.hpp"
+
+namespace attnscan {
+
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::F32;
+  if (text == "bf16") return Precision::BF16;
+  throw Error("precision '" + text + "': expected fp32 or bf16");
+}
+
+const char* precision_name(Precision p) { return p == Precision::F32 ? "fp32" : "bf16"; }
+
+void set_compute_threads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (at::get_num_threads() != threads) at::set_num_threads(threads);
+}
+
+TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id) {
+  TokenBatch b;
+  b.batch = static_cast<int64_t>(encodings.size());
+  for (const auto* e : encodings) b.seq_len = std::max<int64_t>(b.seq_len, static_cast<int64_t>(e->size()));
+  b.input_ids.assign(static_cast<std::size_t>(b.batch * b.seq_len), pad_id);
+  b.token_type_ids.assign(b.input_ids.size(), 0);
+  for (std::size_t i = 0; i < encodings.size(); ++i) {
+    const auto& e = *encodings[i];
+    b.lengths.push_back(static_cast<int64_t>(e.size()));
+    for (std::size_t t = 0; t < e.size(); ++t) {
+      b.input_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.ids[t];
+      b.token_type_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.segment[t];
+    }
+  }
+  return b;
+}
+
+int64_t TokenBatch::real_tokens() const {
+  int64_t n = 0;
+  for (auto l : lengths) n += l;
+  return n;
+}
+
+namespace {
+
+// glibc returns large freed blocks to the OS and page-faults them back on the next batch, which
+// halves oneDNN throughput; keep them in the heap instead.
+void keep_freed_memory_mapped() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
+  });
+}
+
+at::Tensor to_tensor(const TensorView& v) {
+  at::ScalarType st = v.dtype == DType::F16 ? at::kHalf : v.dtype == DType::BF16 ? at::kBFloat16 : at::kFloat;
+  // The mapping is read-only; from_blob needs a non-const pointer but the tensor is copied at once.
+  auto view = at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
+  return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+}
+
+struct Linear {
+  at::Tensor weight;  // [out, in]; oneDNN layout on CPU
+  at::Tensor bias;    // [out]
+  bool onednn = false;
+  at::ScalarType compute = at::kFloat;
+
+  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32 dense
+    if (!onednn) return at::linear(x, weight, bias);
+    at::Tensor xin = compute == at::kFloat ? x.to_mkldnn() : x.to_mkldnn(compute);
+    return at::mkldnn_linear(xin, weight, bias).to_dense(at::kFloat);
+  }
+};
+
+Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
+  Linear l;
+  l.onednn = opt.device.kind == DeviceSpec::Kind::Cpu;
+  l.compute = opt.precision == Precision::BF16 ? at::kBFloat16 : at::kFloat;
+  if (l.onednn) {
+    l.weight = l.compute == at::kFloat ? w.contiguous().to_mkldnn() : w.contiguous().to_mkldnn(l.compute);
+    l.bias = b.to(l.compute).contiguous();
+  } else {
+    l.weight = w.to(dev, l.compute);
+    l.bias = b.to(dev, l.compute);
+  }
+  return l;
+}
+
+struct Layer {
+  Linear qkv, attn_out, inter, out;
+  at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
+};
+
+}  // namespace
+
+struct BertEncoder::Impl {
+  BertConfig cfg;
+  EncoderOptions opt;
+  at::Device device{at::kCPU};
+  at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
+  std::vector<Layer> layers;
+};
+
+BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
+  keep_freed_memory_mapped();
+  auto& m = *impl_;
+  m.cfg = model.config;
+  m.opt = options;
+  if (options.device.kind == DeviceSpec::Kind::Cuda) {
+    if (!at::hasCUDA())
+      throw Error("device " + options.device.str() + " requested but this LibTorch build has no CUDA support");
+    m.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device.index));
+  }
+  if (options.precision == Precision::BF16 && options.device.kind == DeviceSpec::Kind::Cpu &&
+      !at::globalContext().userEnabledMkldnn())
+    throw Error("precision bf16 needs oneDNN, which is disabled in this LibTorch");
+  set_compute_threads(options.threads);
+  c10::InferenceMode guard;
+  const auto& w = *model.weights;
+  auto dense = [&](const std::string& name) { return to_tensor(w.get(name)).to(m.device); };
+  namespace e = embedding_tensor;
+  namespace l = layer_tensor;
+  m.word = dense(e::kWord);
+  m.position = dense(e::kPosition);
+  m.token_type = dense(e::kTokenType);
+  m.emb_ln_w = dense(e::kLnW);
+  m.emb_ln_b = dense(e::kLnB);
+  for (int64_t i = 0; i < m.cfg.num_layers; ++i) {
+    auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
+    Layer layer;
+    // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
+    layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
+                            at::cat({get(l::kQueryB), get(l::kKeyB), get(l::kValueB)}, 0), options, m.device);
+    layer.attn_out = make_linear(get(l::kAttnOutW), get(l::kAttnOutB), options, m.device);
+    layer.inter = make_linear(get(l::kInterW), get(l::kInterB), options, m.device);
+    layer.out = make_linear(get(l::kOutW), get(l::kOutB), options, m.device);
+    layer.ln1_w = get(l::kAttnLnW).to(m.device);
+    layer.ln1_b = get(l::kAttnLnB).to(m.device);
+    layer.ln2_w = get(l::kOutLnW).to(m.device);
+    layer.ln2_b = get(l::kOutLnB).to(m.device);
+    m.layers.push_back(std::move(layer));
+  }
+}
+
+BertEncoder::~BertEncoder() = default;
+
+const BertConfig& BertEncoder::config() const { return impl_->cfg; }
+const EncoderOptions& BertEncoder::options() const { return impl_->opt; }
+
+double BertEncoder::flops(int64_t batch, int64_t seq_len) const {
+  const auto& c = impl_->cfg;
+  const double T = static_cast<double>(batch * seq_len), H = static_cast<double>(c.hidden_size);
+  const double I = static_cast<double>(c.intermediate_size), S = static_cast<double>(seq_len);
+  const double per_layer = 2.0 * T * (4.0 * H * H + 2.0 * H * I)  // QKV, output, FFN
+                           + 2.0 * 2.0 * T * S * H;                 // QK^T and PV
+  return per_layer * static_cast<double>(c.num_layers);
+}
+
+EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) const {
+  const auto& m = *impl_;
+  const auto& c = m.cfg;
+  const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
+  if (B <= 0 || S <= 0) throw Error("forward: empty batch");
+  if (S > c.max_position_embeddings)
+    throw Error("forward: sequence length " + std::to_string(S) + " exceeds max_position_embeddings " +
+                std::to_string(c.max_position_embeddings));
+  for (auto id : batch.input_ids)
+    if (id < 0 || id >= c.vocab_size) throw Error("forward: token id " + std::to_string(id) + " outside the vocabulary");
+  for (auto t : batch.token_type_ids)
+    if (t < 0 || t >= c.type_vocab_size) throw Error("forward: token type " + std::to_string(t) + " out of range");
+
+  set_compute_threads(m.opt.threads);
+  c10::InferenceMode guard;
+  auto i64 = at::TensorOptions().dtype(at::kLong);
+  auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
+  auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
+  auto lengths = at::from_blob(const_cast<int64_t*>(batch.lengths.data()), {B, 1}, i64).to(m.device);
+  auto positions = at::arange(S, i64.device(m.device));
+
+  // HF: extended mask (1 - mask) * finfo(float).min, added to the scaled scores.
+  auto keep = positions.unsqueeze(0) < lengths;  // [B, S]
+  auto mask_add = (1.0 - keep.to(at::kFloat)) * std::numeric_limits<float>::lowest();
+  mask_add = mask_add.view({B, 1, 1, S});
+
+  auto x = at::index_select(m.word, 0, ids).view({B, S, H}) + m.position.narrow(0, 0, S).unsqueeze(0) +
+           at::index_select(m.token_type, 0, types).view({B, S, H});
+  x = at::layer_norm(x, {H}, m.emb_ln_w, m.emb_ln_b, c.layer_norm_eps).view({B * S, H});
+
+  EncoderOutput out;
+  out.batch = B;
+  out.layers = c.num_layers;
+  out.heads = NH;
+  out.seq_len = S;
+  out.hidden_size = H;
+  out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));
+  auto attn_out = at::from_blob(out.attention.data(), {B, c.num_layers, NH, S, S});
+  at::Tensor hidden_out;
+  if (want_hidden) {
+    out.hidden_states.resize(static_cast<std::size_t>((c.num_layers + 1) * B * S * H));
+    hidden_out = at::from_blob(out.hidden_states.data(), {c.num_layers + 1, B * S, H});
+    hidden_out.select(0, 0).copy_(x);
+  }
+  const double scale = std::sqrt(static_cast<double>(D));
+  for (int64_t li = 0; li < c.num_layers; ++li) {
+    const auto& L = m.layers[static_cast<std::size_t>(li)];
+    auto qkv = L.qkv(x).view({B, S, 3, NH, D});
+    auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
+    auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
+    auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
+    auto scores = at::matmul(q, k);
+    scores.div_(scale).add_(mask_add);
+    auto probs = at::softmax(scores, -1);
+    attn_out.select(1, li).copy_(probs);
+    auto ctx = at::matmul(probs, v).permute({0, 2, 1, 3}).reshape({B * S, H});
+    x = at::layer_norm(L.attn_out(ctx) + x, {H}, L.ln1_w, L.ln1_b, c.layer_norm_eps);
+    auto inter = L.inter(x);
+    switch (c.activation) {
+      case Activation::GeluErf: inter = at::gelu(inter); break;
+      case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
+      case Activation::Relu: inter = at::relu(inter); break;
+    }
+    x = at::layer_norm(L.out(inter) + x, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+    if (want_hidden) hidden_out.select(0, li + 1).copy_(x);
+  }
+  // Rows of padded queries are meaningless; zero them so the buffer holds nothing misleading.
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+    if (n < S) attn_out.select(0, b).narrow(2, n, S - n).zero_();
+  }
+  return out;
+}
+
+}  // namespace attnscan

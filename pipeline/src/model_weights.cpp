@@ -1,0 +1,113 @@
+#include "attnscan/model_weights.hpp"
+
+#include <set>
+#include <sstream>
+
+#include "attnscan/error.hpp"
+#include "attnscan/tensor_names.hpp"
+
+namespace attnscan {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// Maps a stored name to its canonical form: drops the "bert." prefix of task models and renames the
+// LayerNorm gamma/beta of old TensorFlow-converted checkpoints.
+std::string canonical(std::string name, bool strip_prefix) {
+  if (strip_prefix && name.rfind("bert.", 0) == 0) name.erase(0, 5);
+  auto ends = [&](const std::string& s) {
+    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends("LayerNorm.gamma")) name.replace(name.size() - 5, 5, "weight");
+  else if (ends("LayerNorm.beta")) name.replace(name.size() - 4, 4, "bias");
+  return name;
+}
+
+}  // namespace
+
+ModelFiles locate_model_files(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw ModelError(dir.string() + ": model directory not found");
+  ModelFiles f{dir, dir / "config.json", dir / "vocab.txt", dir / "model.safetensors"};
+  for (const auto& p : {f.config_json, f.vocab_txt})
+    if (!fs::exists(p)) throw ModelError(p.string() + ": missing from the model directory");
+  if (!fs::exists(f.weights)) {
+    std::string hint = fs::exists(dir / "pytorch_model.bin")
+                           ? " (only pytorch_model.bin found: convert it to safetensors, see README)"
+                           : "";
+    throw ModelError(f.weights.string() + ": missing from the model directory" + hint);
+  }
+  return f;
+}
+
+BertWeights::BertWeights(std::shared_ptr<const SafetensorsFile> file, const BertConfig& config)
+    : file_(std::move(file)) {
+  bool prefixed = false;
+  for (const auto& t : file_->tensors())
+    if (t.name.rfind("bert.", 0) == 0) prefixed = true;
+
+  std::map<std::string, const TensorView*> present;
+  std::vector<std::string> problems;
+  for (const auto& t : file_->tensors()) {
+    std::string name = canonical(t.name, prefixed);
+    if (prefixed && t.name.rfind("bert.", 0) != 0) {  // task head beside the encoder
+      ignored_.push_back(t.name);
+      continue;
+    }
+    if (!present.emplace(name, &t).second)
+      problems.push_back("tensor '" + t.name + "' duplicates another spelling of '" + name + "'");
+  }
+
+  std::set<std::string> required;
+  for (const auto& spec : required_tensors(config)) {
+    required.insert(spec.name);
+    auto it = present.find(spec.name);
+    if (it == present.end()) {
+      problems.push_back("missing tensor '" + std::string(prefixed ? "bert." : "") + spec.name + "' " +
+                         shape_str(spec.shape));
+      continue;
+    }
+    const TensorView& t = *it->second;
+    if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
+      problems.push_back("tensor '" + t.name + "' has dtype " + t.dtype_tag + ", expected F32, F16 or BF16");
+    else if (t.shape != spec.shape)
+      problems.push_back("tensor '" + t.name + "' has shape " + shape_str(t.shape) + ", expected " +
+                         shape_str(spec.shape) + " for this config.json");
+    else
+      by_canonical_[spec.name] = &t;
+  }
+  for (const auto& [name, t] : present) {
+    if (required.count(name)) continue;
+    if (is_known_unused(name)) ignored_.push_back(t->name);
+    else problems.push_back("unexpected tensor '" + t->name + "' (not part of a BERT encoder)");
+  }
+  if (!problems.empty()) {
+    std::ostringstream msg;
+    msg << file_->path().string() << ": " << problems.size() << " problem(s) with the weights:";
+    for (const auto& p : problems) msg << "\n  " << p;
+    throw ModelError(msg.str());
+  }
+}
+
+const TensorView& BertWeights::get(const std::string& canonical_name) const {
+  auto it = by_canonical_.find(canonical_name);
+  if (it == by_canonical_.end())
+    throw ModelError(file_->path().string() + ": no tensor '" + canonical_name + "'");
+  return *it->second;
+}
+
+LoadedModel load_model(const std::filesystem::path& dir) {
+  LoadedModel m;
+  m.files = locate_model_files(dir);
+  m.config = load_bert_config(m.files.config_json);
+  m.tokenizer = load_tokenizer_config(dir, m.config);
+  m.weights = std::make_shared<BertWeights>(std::make_shared<SafetensorsFile>(m.files.weights), m.config);
+  return m;
+}
+
+}  // namespace attnscan

@@ -1,0 +1,35 @@
+#include "attnscan/tensor_names.hpp"
+
+namespace attnscan {
+
+std::string layer_tensor_name(int64_t layer, const char* suffix) {
+  return "encoder.layer." + std::to_string(layer) + "." + suffix;
+}
+
+std::vector<TensorSpec> required_tensors(const BertConfig& c) {
+  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  namespace e = embedding_tensor;
+  namespace l = layer_tensor;
+  std::vector<TensorSpec> specs = {
+      {e::kWord, {c.vocab_size, H}},           {e::kPosition, {c.max_position_embeddings, H}},
+      {e::kTokenType, {c.type_vocab_size, H}}, {e::kLnW, {H}},
+      {e::kLnB, {H}},
+  };
+  const std::pair<const char*, std::vector<int64_t>> per_layer[] = {
+      {l::kQueryW, {H, H}},   {l::kQueryB, {H}},   {l::kKeyW, {H, H}},   {l::kKeyB, {H}},
+      {l::kValueW, {H, H}},   {l::kValueB, {H}},   {l::kAttnOutW, {H, H}}, {l::kAttnOutB, {H}},
+      {l::kAttnLnW, {H}},     {l::kAttnLnB, {H}},  {l::kInterW, {I, H}},  {l::kInterB, {I}},
+      {l::kOutW, {H, I}},     {l::kOutB, {H}},     {l::kOutLnW, {H}},     {l::kOutLnB, {H}},
+  };
+  for (int64_t layer = 0; layer < c.num_layers; ++layer)
+    for (const auto& [suffix, shape] : per_layer) specs.push_back({layer_tensor_name(layer, suffix), shape});
+  return specs;
+}
+
+bool is_known_unused(const std::string& name) {
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  return name == "embeddings.position_ids" || starts("pooler.") || starts("cls.") || starts("classifier.") ||
+         starts("qa_outputs.");
+}
+
+}  // namespace attnscan

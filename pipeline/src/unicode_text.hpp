@@ -1,0 +1,27 @@
+#pragma once
+// Internal Unicode helpers for the tokenizer, matching Python's `str` and `unicodedata` semantics
+// (which Hugging Face's BertTokenizer relies on). Backed by utf8proc.
+#include <string>
+#include <string_view>
+
+namespace attnscan::unicode {
+
+// Decodes UTF-8; throws attnscan::Error naming the byte offset on invalid input.
+std::u32string decode(std::string_view utf8);
+std::string encode(std::u32string_view text);
+
+// Python's str.lower(): full lowercase mapping (U+0130 -> "i\u0307") and the Final_Sigma rule.
+std::u32string python_lower(std::u32string_view text);
+std::u32string nfc(std::u32string_view text);
+std::u32string nfd(std::u32string_view text);
+
+// Two-letter Unicode general category, e.g. "Mn", "Zs", "Cc".
+const char* category(char32_t c);
+
+bool is_control(char32_t c);       // HF _is_control: category C*, except \t \n \r
+bool is_whitespace(char32_t c);    // HF _is_whitespace: ' ' \t \n \r or Zs
+bool is_punctuation(char32_t c);   // HF _is_punctuation: ASCII non-alnum symbols or P*
+bool is_cjk(char32_t c);           // HF _is_chinese_char
+bool is_python_space(char32_t c);  // Python str.isspace(), used by str.split()
+
+}  // namespace attnscan::unicode
