@@ -12,7 +12,7 @@
 #include "attnscan/model_weights.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "cli/commands.hpp"
-#include "cli/model_location.hpp"
+#include "attnscan/model_location.hpp"
 
 namespace po = boost::program_options;
 

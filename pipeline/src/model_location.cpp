@@ -1,8 +1,8 @@
-#include "cli/model_location.hpp"
+#include "attnscan/model_location.hpp"
 
 #include <cstdlib>
 
-namespace attnscan::cli {
+namespace attnscan {
 
 std::filesystem::path default_model_dir() {
   if (const char* m = std::getenv("ATTNSCAN_MODEL"); m && *m) return m;
@@ -13,4 +13,4 @@ std::filesystem::path default_model_dir() {
   return cache / "attnscan" / "models" / "all-MiniLM-L6-v2";
 }
 
-}  // namespace attnscan::cli
+}  // namespace attnscan

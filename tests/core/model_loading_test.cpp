@@ -1,0 +1,179 @@
+// Loading Hugging Face BERT directories: accepted variants, and one clear error per kind of damage
+// that names the file and the tensor.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "attnscan/error.hpp"
+#include "attnscan/model_weights.hpp"
+#include "support/model_builder.hpp"
+#include "support/test_paths.hpp"
+
+using namespace attnscan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Loads DIR and returns the error message (fails the test if loading succeeds).
+std::string load_error(const fs::path& dir) {
+  try {
+    load_model(dir);
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loading " << dir << " succeeded";
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define EXPECT_MENTIONS(msg, part) EXPECT_TRUE(contains(msg, part)) << "message: " << msg << "\nlacks: " << part
+
+std::vector<test::Blob>::iterator find_blob(std::vector<test::Blob>& blobs, const std::string& name) {
+  for (auto it = blobs.begin(); it != blobs.end(); ++it)
+    if (it->name == name) return it;
+  throw std::runtime_error("no blob " + name);
+}
+
+}  // namespace
+
+TEST(ModelLoading, LoadsPlainCheckpoint) {
+  auto dir = test::build_model(test::scratch_dir("load_plain"), test::tiny_shape());
+  auto m = load_model(dir);
+  EXPECT_EQ(m.config.num_layers, 2);
+  EXPECT_EQ(m.config.head_dim(), 4);
+  EXPECT_TRUE(m.weights->ignored().empty());
+  EXPECT_EQ(m.weights->get("encoder.layer.1.output.dense.weight").shape, (std::vector<int64_t>{8, 16}));
+}
+
+TEST(ModelLoading, AcceptsBertPrefixHalfPrecisionAndIgnoresTaskHeads) {
+  for (std::string dtype : {"F16", "BF16"}) {
+    test::BuildOptions o;
+    o.dtype = dtype;
+    o.prefix = "bert.";
+    o.task_heads = true;
+    auto dir = test::build_model(test::scratch_dir("load_prefix_" + dtype), test::tiny_shape(), o);
+    auto m = load_model(dir);
+    EXPECT_EQ(m.weights->get("embeddings.word_embeddings.weight").dtype_tag, dtype);
+    EXPECT_EQ(m.weights->ignored().size(), 4u);  // bert.pooler.* and cls.*
+  }
+}
+
+TEST(ModelLoading, AcceptsLayerNormGammaBeta) {
+  test::BuildOptions o;
+  o.edit = [](std::vector<test::Blob>& blobs) {
+    for (auto& b : blobs) {
+      auto pos = b.name.find("LayerNorm.weight");
+      if (pos != std::string::npos) b.name.replace(pos, 16, "LayerNorm.gamma");
+      pos = b.name.find("LayerNorm.bias");
+      if (pos != std::string::npos) b.name.replace(pos, 14, "LayerNorm.beta");
+    }
+  };
+  auto dir = test::build_model(test::scratch_dir("load_gamma"), test::tiny_shape(), o);
+  EXPECT_EQ(load_model(dir).weights->get("embeddings.LayerNorm.weight").name, "embeddings.LayerNorm.gamma");
+}
+
+TEST(ModelLoadingErrors, MissingTensorIsNamed) {
+  test::BuildOptions o;
+  o.edit = [](auto& blobs) { blobs.erase(find_blob(blobs, "encoder.layer.1.attention.self.key.weight")); };
+  auto dir = test::build_model(test::scratch_dir("err_missing"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "model.safetensors").string());
+  EXPECT_MENTIONS(msg, "missing tensor 'encoder.layer.1.attention.self.key.weight' [8, 8]");
+}
+
+TEST(ModelLoadingErrors, WrongShapeIsNamed) {
+  test::BuildOptions o;
+  o.edit = [](auto& blobs) {
+    auto it = find_blob(blobs, "encoder.layer.0.intermediate.dense.weight");
+    it->shape = {8, 16};  // transposed: same byte count, wrong shape
+  };
+  auto dir = test::build_model(test::scratch_dir("err_shape"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "model.safetensors").string());
+  EXPECT_MENTIONS(msg, "tensor 'encoder.layer.0.intermediate.dense.weight' has shape [8, 16], expected [16, 8]");
+}
+
+TEST(ModelLoadingErrors, WrongDtypeIsNamed) {
+  test::BuildOptions o;
+  o.edit = [](auto& blobs) { find_blob(blobs, "embeddings.LayerNorm.bias")->dtype = "I32"; };
+  auto dir = test::build_model(test::scratch_dir("err_dtype"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "model.safetensors").string());
+  EXPECT_MENTIONS(msg, "tensor 'embeddings.LayerNorm.bias' has dtype I32, expected F32, F16 or BF16");
+}
+
+TEST(ModelLoadingErrors, EveryProblemIsListedAtOnce) {
+  test::BuildOptions o;
+  o.edit = [](auto& blobs) {
+    blobs.erase(find_blob(blobs, "encoder.layer.0.output.dense.bias"));
+    find_blob(blobs, "encoder.layer.1.output.dense.bias")->dtype = "I32";
+    blobs.push_back({"encoder.layer.7.adapter.weight", "F32", {2}, std::vector<uint8_t>(8)});
+  };
+  auto dir = test::build_model(test::scratch_dir("err_many"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, "3 problem(s)");
+  EXPECT_MENTIONS(msg, "missing tensor 'encoder.layer.0.output.dense.bias'");
+  EXPECT_MENTIONS(msg, "tensor 'encoder.layer.1.output.dense.bias' has dtype I32");
+  EXPECT_MENTIONS(msg, "unexpected tensor 'encoder.layer.7.adapter.weight'");
+}
+
+TEST(ModelLoadingErrors, TruncatedFileNamesTheTensorCutOff) {
+  auto dir = test::build_model(test::scratch_dir("err_truncated"), test::tiny_shape());
+  auto file = dir / "model.safetensors";
+  fs::resize_file(file, fs::file_size(file) - 100);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, file.string());
+  EXPECT_MENTIONS(msg, "file is truncated: tensor 'encoder.layer.1.output.LayerNorm.");
+}
+
+TEST(ModelLoadingErrors, CorruptHeaderIsReported) {
+  auto dir = test::build_model(test::scratch_dir("err_header"), test::tiny_shape());
+  auto file = dir / "model.safetensors";
+  {  // overwrite the first bytes of the JSON header
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8);
+    f.write("{\"x\":", 5);
+  }
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, file.string());
+  EXPECT_MENTIONS(msg, "corrupt safetensors header");
+
+  {  // a header size larger than the file
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("\xff\xff\xff\x00\x00\x00\x00\x00", 8);
+  }
+  msg = load_error(dir);
+  EXPECT_MENTIONS(msg, "corrupt safetensors header: header size 16777215 exceeds the file size");
+
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "abc";
+  EXPECT_MENTIONS(load_error(dir), "shorter than the 8-byte header size");
+}
+
+TEST(ModelLoadingErrors, TensorWithInconsistentByteCountIsNamed) {
+  test::BuildOptions o;
+  o.edit = [](auto& blobs) { find_blob(blobs, "embeddings.LayerNorm.weight")->shape = {9}; };
+  auto dir = test::build_model(test::scratch_dir("err_bytes"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, "tensor 'embeddings.LayerNorm.weight': holds 32 bytes but shape and dtype need 36");
+}
+
+TEST(ModelLoadingErrors, UnsupportedArchitectureIsNamed) {
+  test::BuildOptions o;
+  o.model_type = "roberta";
+  auto dir = test::build_model(test::scratch_dir("err_arch"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "config.json").string());
+  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'roberta'");
+}
+
+TEST(ModelLoadingErrors, MissingFilesAndBadConfigFieldsAreNamed) {
+  auto dir = test::build_model(test::scratch_dir("err_files"), test::tiny_shape());
+  std::ofstream(dir / "config.json") << R"({"model_type": "bert", "vocab_size": "many"})";
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "config.json").string());
+  EXPECT_MENTIONS(msg, "field 'vocab_size' has the wrong type");
+  fs::remove(dir / "model.safetensors");
+  EXPECT_MENTIONS(load_error(dir), (dir / "model.safetensors").string() + ": missing from the model directory");
+  EXPECT_MENTIONS(load_error(dir / "nope"), "model directory not found");
+}
