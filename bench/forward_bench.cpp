@@ -1,0 +1,128 @@
+// Forward-pass throughput of the encoder next to the fp32 GEMM peak measured in the same run.
+//
+//   forward_bench [--quick] [--threads N] [--model DIR]
+//
+// Prints, per model / precision / batch / length: sequences/s, achieved GFLOP/s (useful FLOPs of the
+// padded batch, see BertEncoder::flops) and that rate as a share of the measured fp32 GEMM peak.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnscan/encoder.hpp"
+#include "attnscan/model_location.hpp"
+#include "support/model_builder.hpp"
+
+using namespace attnscan;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+template <typename F>
+double best_seconds(F&& f, double min_total = 1.0, int min_reps = 3) {
+  f();  // warm-up
+  double best = 1e30, total = 0;
+  for (int r = 0; r < min_reps || total < min_total; ++r) {
+    auto t0 = Clock::now();
+    f();
+    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+    if (r > 200) break;
+  }
+  return best;
+}
+
+// fp32 GEMM peak: the best of oneDNN inner product and BLAS matmul on large square matrices.
+double gemm_peak_gflops(int64_t n, double* onednn_out, double* blas_out) {
+  c10::InferenceMode guard;
+  auto a = at::randn({n, n}), w = at::randn({n, n});
+  auto wm = w.to_mkldnn();
+  double flops = 2.0 * double(n) * double(n) * double(n);
+  double t1 = best_seconds([&] { at::mkldnn_linear(a.to_mkldnn(), wm, {}).to_dense(); });
+  double t2 = best_seconds([&] { at::mm(a, w.t()); });
+  *onednn_out = flops / t1 / 1e9;
+  *blas_out = flops / t2 / 1e9;
+  return std::max(*onednn_out, *blas_out);
+}
+
+TokenBatch random_batch(int64_t batch, int64_t len, int64_t vocab, std::mt19937& rng) {
+  TokenBatch b;
+  b.batch = batch;
+  b.seq_len = len;
+  std::uniform_int_distribution<int64_t> id(1000, std::min<int64_t>(vocab, 20000) - 1);
+  for (int64_t i = 0; i < batch; ++i) {
+    b.lengths.push_back(len);
+    for (int64_t t = 0; t < len; ++t) {
+      b.input_ids.push_back(t == 0 ? 101 : id(rng));
+      b.token_type_ids.push_back(t < len / 2 ? 0 : 1);
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int threads = 0;
+  std::filesystem::path model_dir = default_model_dir();
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) model_dir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: forward_bench [--quick] [--threads N] [--model DIR]\n");
+      return 2;
+    }
+  }
+  set_compute_threads(threads);
+  std::printf("threads: %d\n", at::get_num_threads());
+  double onednn = 0, blas = 0;
+  double peak = gemm_peak_gflops(quick ? 1024 : 2048, &onednn, &blas);
+  std::printf("fp32 GEMM peak (%d^3): oneDNN %.1f GFLOP/s, BLAS %.1f GFLOP/s -> peak %.1f GFLOP/s\n\n",
+              quick ? 1024 : 2048, onednn, blas, peak);
+
+  struct Entry {
+    std::string name;
+    std::filesystem::path dir;
+  };
+  std::vector<Entry> models;
+  if (std::filesystem::exists(model_dir / "model.safetensors")) models.push_back({"all-MiniLM-L6-v2", model_dir});
+  else std::printf("(real model not found at %s: MiniLM uses generated weights)\n", model_dir.c_str());
+  auto scratch = std::filesystem::temp_directory_path() / "attnscan_bench_models";
+  if (models.empty()) models.push_back({"MiniLM-shaped", test::build_model(scratch / "minilm", test::minilm_shape())});
+  models.push_back({"BERT-base-shaped", test::build_model(scratch / "base", test::bert_base_uncased_shape())});
+
+  std::vector<std::pair<int64_t, int64_t>> shapes =
+      quick ? std::vector<std::pair<int64_t, int64_t>>{{16, 48}}
+            : std::vector<std::pair<int64_t, int64_t>>{{1, 48}, {8, 48}, {16, 48}, {32, 48}, {16, 16}, {16, 128}, {8, 256}};
+  std::mt19937 rng(7);
+  std::printf("%-18s %-5s %6s %6s %10s %10s %8s\n", "model", "prec", "batch", "len", "seq/s", "GFLOP/s", "%peak");
+  for (const auto& m : models) {
+    auto loaded = load_model(m.dir);
+    for (Precision p : {Precision::F32, Precision::BF16}) {
+      EncoderOptions o;
+      o.precision = p;
+      o.threads = threads;
+      BertEncoder enc(loaded, o);
+      for (auto [batch, len] : shapes) {
+        auto b = random_batch(batch, len, loaded.config.vocab_size, rng);
+        double s = best_seconds([&] { enc.forward(b); }, quick ? 0.5 : 1.5);
+        double gflops = enc.flops(batch, len) / s / 1e9;
+        std::printf("%-18s %-5s %6ld %6ld %10.1f %10.1f %7.1f%%\n", m.name.c_str(), precision_name(p), long(batch),
+                    long(len), double(batch) / s, gflops, 100.0 * gflops / peak);
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::filesystem::remove_all(scratch);
+  return 0;
+}

