@@ -1,0 +1,13 @@
+#pragma once
+// The three reader implementations behind open_dataset().
+#include <memory>
+
+#include "attnscan/dataset.hpp"
+
+namespace attnscan {
+
+std::unique_ptr<PairReader> make_delimited_reader(const DatasetSpec& spec);
+std::unique_ptr<PairReader> make_jsonl_reader(const DatasetSpec& spec);
+std::unique_ptr<PairReader> make_parallel_reader(const DatasetSpec& spec);
+
+}  // namespace attnscan
