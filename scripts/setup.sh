@@ -23,7 +23,7 @@ tools_venv="$cache/tools-venv"
 log() { printf '\n== %s\n' "$*"; }
 
 # --- Debian packages ---------------------------------------------------------------------------
-packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libutf8proc-dev
+packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
           libboost-program-options-dev libgtest-dev python3 python3-venv)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
 [ "$mode" = test ] && packages+=(python3-torch python3-numpy)

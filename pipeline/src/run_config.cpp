@@ -1,0 +1,267 @@
+#include "attnscan/run_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+namespace attnscan {
+
+namespace {
+
+enum class Kind { String, Bool, Int, Choice, Column };
+
+struct Option {
+  const char* key;
+  Kind kind;
+  const char* default_value;
+  const char* doc;
+  std::vector<std::string> choices = {};
+  int64_t min = 0, max = 0;
+};
+
+// The one table of options.
+const std::vector<Option>& table() {
+  static const std::vector<Option> t = {
+      {"model", Kind::String, "", "Hugging Face BERT directory (empty: $ATTNSCAN_MODEL or the cached default)"},
+      {"dataset.format", Kind::Choice, "tsv", "tsv, csv (delimited text), jsonl or parallel (line-aligned files)",
+       {"tsv", "csv", "jsonl", "parallel"}},
+      {"dataset.path", Kind::String, "", "the dataset file (tsv, csv, jsonl)"},
+      {"dataset.delimiter", Kind::String, "", "field delimiter, one character (default: tab for tsv, comma for csv)"},
+      {"dataset.quoting", Kind::Choice, "none", "none (split on every delimiter) or rfc4180", {"none", "rfc4180"}},
+      {"dataset.header", Kind::Bool, "true", "the first line names the columns"},
+      {"dataset.sentence_a", Kind::Column, "sentence1", "column name or 0-based index (jsonl: field name)"},
+      {"dataset.sentence_b", Kind::Column, "sentence2", "column name or 0-based index (jsonl: field name)"},
+      {"dataset.id", Kind::Column, "", "optional id column (default: the source line)"},
+      {"dataset.label", Kind::Column, "", "optional label column"},
+      {"dataset.label_type", Kind::Choice, "string", "string or number", {"string", "number"}},
+      {"dataset.s1", Kind::String, "", "parallel: sentence A file"},
+      {"dataset.s2", Kind::String, "", "parallel: sentence B file"},
+      {"dataset.labels", Kind::String, "", "parallel: optional label file"},
+      {"dataset.on_bad_row", Kind::Choice, "error", "error (stop at the first bad row) or skip (count and report it)",
+       {"error", "skip"}},
+      {"engine.precision", Kind::Choice, "fp32", "fp32 or bf16", {"fp32", "bf16"}},
+      {"engine.threads", Kind::Int, "0", "compute threads (0: all cores)", {}, 0, 1024},
+      {"engine.device", Kind::String, "cpu", "cpu, cuda or cuda:N"},
+      {"engine.max_length", Kind::Int, "0", "truncate pairs to this many tokens (0: the model maximum)", {}, 0, 1 << 20},
+  };
+  return t;
+}
+
+const Option* find_option(const std::string& key) {
+  for (const auto& o : table())
+    if (key == o.key) return &o;
+  return nullptr;
+}
+
+// Edit distance, for "did you mean".
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string unknown_key(const std::string& key) {
+  std::string best;
+  std::size_t best_d = 4;
+  for (const auto& o : table()) {
+    auto d = distance(key, o.key);
+    if (d < best_d) best_d = d, best = o.key;
+  }
+  return "unknown key '" + key + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)");
+}
+
+std::string type_name(Kind k) {
+  switch (k) {
+    case Kind::String: return "string";
+    case Kind::Bool: return "bool";
+    case Kind::Int: return "integer";
+    case Kind::Choice: return "choice";
+    case Kind::Column: return "column";
+  }
+  return "";
+}
+
+bool is_int(const std::string& v) {
+  if (v.empty()) return false;
+  std::size_t i = v[0] == '-' ? 1 : 0;
+  return i < v.size() && std::all_of(v.begin() + static_cast<std::ptrdiff_t>(i), v.end(), ::isdigit);
+}
+
+}  // namespace
+
+std::vector<OptionInfo> config_options() {
+  std::vector<OptionInfo> out;
+  for (const auto& o : table()) out.push_back({o.key, type_name(o.kind), o.default_value, o.doc});
+  return out;
+}
+
+ConfigBuilder::ConfigBuilder() {
+  for (const auto& o : table()) values_.emplace_back(o.key, o.default_value);
+}
+
+void ConfigBuilder::apply(const std::string& key, const std::string& value, const std::string& where) {
+  const Option* o = find_option(key);
+  if (!o) throw ConfigError(where + ": " + unknown_key(key));
+  auto bad = [&](const std::string& why) { return ConfigError(where + ": " + key + ": " + why); };
+  std::string v = value;
+  switch (o->kind) {
+    case Kind::Bool:
+      if (v == "true" || v == "yes" || v == "on") v = "true";
+      else if (v == "false" || v == "no" || v == "off") v = "false";
+      else throw bad("expected true or false, got '" + value + "'");
+      break;
+    case Kind::Int: {
+      if (!is_int(v)) throw bad("expected an integer, got '" + value + "'");
+      long long n = std::stoll(v);
+      if (n < o->min || n > o->max)
+        throw bad(v + " is out of range [" + std::to_string(o->min) + ", " + std::to_string(o->max) + "]");
+      break;
+    }
+    case Kind::Choice:
+      if (std::find(o->choices.begin(), o->choices.end(), v) == o->choices.end()) {
+        std::string all;
+        for (const auto& c : o->choices) all += (all.empty() ? "" : ", ") + c;
+        throw bad("'" + value + "' is not one of " + all);
+      }
+      break;
+    case Kind::String:
+    case Kind::Column:
+      break;
+  }
+  if (key == "dataset.delimiter" && v.size() > 1 && v != "\\t") throw bad("expected a single character");
+  if (key == "engine.device") {
+    try {
+      DeviceSpec::parse(v);
+    } catch (const Error& e) {
+      throw bad(e.what());
+    }
+  }
+  for (auto& kv : values_)
+    if (kv.first == key) kv.second = v;
+}
+
+void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(file.string() + ": cannot read config file");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (root.IsNull()) return;
+  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& node, const std::string& prefix) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      std::string key = prefix + it->first.as<std::string>();
+      const std::string where = file.string() + ":" + std::to_string(it->first.Mark().line + 1);
+      const YAML::Node& v = it->second;
+      if (v.IsMap()) {
+        bool is_section = false;
+        for (const auto& o : table())
+          if (std::string(o.key).rfind(key + ".", 0) == 0) is_section = true;
+        if (!is_section) throw ConfigError(where + ": " + (find_option(key) ? key + ": expected a value, not a mapping" : unknown_key(key)));
+        walk(v, key + ".");
+      } else if (v.IsScalar()) {
+        apply(key, v.Scalar(), where);
+      } else if (v.IsNull()) {
+        apply(key, "", where);
+      } else {
+        throw ConfigError(where + ": " + (find_option(key) ? key + ": expected a single value, not a list" : unknown_key(key)));
+      }
+    }
+  };
+  if (!root.IsMap()) throw ConfigError(file.string() + ":1: expected a mapping of options");
+  walk(root, "");
+}
+
+void ConfigBuilder::set(const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw ConfigError("--set " + assignment + ": expected key=value");
+  std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  std::string value = text;
+  try {  // parse as a YAML scalar so quoting works the same as in files
+    YAML::Node n = YAML::Load(text);
+    if (n.IsScalar()) value = n.Scalar();
+    else if (n.IsNull()) value = "";
+  } catch (const YAML::Exception&) {
+  }
+  apply(key, value, "--set " + assignment);
+}
+
+RunConfig ConfigBuilder::build() const {
+  auto get = [&](const std::string& key) -> const std::string& {
+    for (const auto& kv : values_)
+      if (kv.first == key) return kv.second;
+    throw ConfigError("internal: no option " + key);
+  };
+  auto column = [&](const std::string& key) {
+    ColumnRef c;
+    const std::string& v = get(key);
+    if (is_int(v)) c.index = std::stoi(v);
+    else c.name = v;
+    return c;
+  };
+  RunConfig c;
+  c.model = get("model");
+  c.dataset_format = get("dataset.format");
+  auto& d = c.dataset;
+  d.format = c.dataset_format == "jsonl" ? DatasetFormat::Jsonl
+             : c.dataset_format == "parallel" ? DatasetFormat::Parallel
+                                             : DatasetFormat::Delimited;
+  d.path = get("dataset.path");
+  std::string delim = get("dataset.delimiter");
+  d.delimiter = delim.empty() ? (c.dataset_format == "csv" ? ',' : '\t') : delim == "\\t" ? '\t' : delim[0];
+  d.quoting = get("dataset.quoting") == "rfc4180" ? Quoting::Rfc4180 : Quoting::None;
+  d.header = get("dataset.header") == "true";
+  d.sentence_a = column("dataset.sentence_a");
+  d.sentence_b = column("dataset.sentence_b");
+  d.id = column("dataset.id");
+  d.label = column("dataset.label");
+  d.label_type = get("dataset.label_type") == "number" ? LabelType::Number : LabelType::String;
+  d.s1 = get("dataset.s1");
+  d.s2 = get("dataset.s2");
+  d.labels = get("dataset.labels");
+  d.on_bad_row = get("dataset.on_bad_row") == "skip" ? BadRowPolicy::Skip : BadRowPolicy::Error;
+  if (d.format == DatasetFormat::Parallel) {
+    if (d.s1.empty() || d.s2.empty()) throw ConfigError("dataset.format parallel needs dataset.s1 and dataset.s2");
+  } else if (d.path.empty()) {
+    throw ConfigError("dataset.format " + c.dataset_format + " needs dataset.path");
+  }
+  c.engine.precision = parse_precision(get("engine.precision"));
+  c.engine.threads = std::stoi(get("engine.threads"));
+  c.engine.device = DeviceSpec::parse(get("engine.device"));
+  c.max_length = static_cast<std::size_t>(std::stoll(get("engine.max_length")));
+  return c;
+}
+
+std::string ConfigBuilder::dump() const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  std::string section;
+  for (const auto& [key, value] : values_) {
+    auto dot = key.find('.');
+    std::string sec = dot == std::string::npos ? "" : key.substr(0, dot);
+    if (sec != section) {
+      if (!section.empty()) out << YAML::EndMap;
+      if (!sec.empty()) out << YAML::Key << sec << YAML::Value << YAML::BeginMap;
+      section = sec;
+    }
+    out << YAML::Key << (dot == std::string::npos ? key : key.substr(dot + 1)) << YAML::Value;
+    const Option* o = find_option(key);
+    if (o->kind == Kind::Int || o->kind == Kind::Bool || (o->kind == Kind::Column && is_int(value))) out << value;
+    else out << YAML::DoubleQuoted << value;
+  }
+  if (!section.empty()) out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace attnscan

@@ -1,0 +1,102 @@
+// Run configuration: defaults < YAML < --set, located errors, and a dump that loads back unchanged.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "attnscan/run_config.hpp"
+#include "support/test_paths.hpp"
+
+using namespace attnscan;
+
+namespace {
+
+std::filesystem::path yaml(const std::string& name, const std::string& text) {
+  auto path = test::scratch_dir("cfg_" + name) / "run.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string config_error(const std::string& name, const std::string& text) {
+  auto path = yaml(name, text);
+  try {
+    ConfigBuilder b;
+    b.load_yaml(path);
+    b.build();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << text;
+  return {};
+}
+
+}  // namespace
+
+TEST(RunConfig, DefaultsYamlAndSetInThatOrder) {
+  auto path = yaml("order", "dataset:\n  path: pairs.tsv\n  label: score\nengine:\n  threads: 2\n  precision: bf16\n");
+  ConfigBuilder b;
+  b.load_yaml(path);
+  b.set("engine.threads=1");
+  auto c = b.build();
+  EXPECT_EQ(c.dataset.path, "pairs.tsv");
+  EXPECT_EQ(c.dataset.delimiter, '\t');
+  EXPECT_EQ(c.dataset.sentence_a.name, "sentence1");  // default
+  EXPECT_EQ(c.dataset.label.name, "score");           // YAML
+  EXPECT_EQ(c.engine.precision, Precision::BF16);     // YAML
+  EXPECT_EQ(c.engine.threads, 1);                     // --set beats YAML
+}
+
+TEST(RunConfig, ColumnsByIndexAndCsvDelimiter) {
+  ConfigBuilder b;
+  b.set("dataset.format=csv");
+  b.set("dataset.path=x.csv");
+  b.set("dataset.sentence_a=5");
+  b.set("dataset.header=false");
+  auto c = b.build();
+  EXPECT_EQ(c.dataset.delimiter, ',');
+  EXPECT_EQ(c.dataset.sentence_a.index, 5);
+  EXPECT_FALSE(c.dataset.header);
+}
+
+TEST(RunConfig, DumpLoadsBackToTheSameConfig) {
+  ConfigBuilder b;
+  b.set("dataset.path=my data.tsv");
+  b.set("engine.max_length=128");
+  auto path = yaml("dump", b.dump());
+  ConfigBuilder again;
+  again.load_yaml(path);
+  EXPECT_EQ(again.dump(), b.dump());
+  EXPECT_NE(b.dump().find("max_length: 128"), std::string::npos) << b.dump();
+}
+
+TEST(RunConfigErrors, UnknownKeyNamesLineAndSuggestion) {
+  auto msg = config_error("unknown", "dataset:\n  path: x.tsv\n  formt: csv\n");
+  EXPECT_NE(msg.find("run.yaml:3: unknown key 'dataset.formt' (did you mean 'dataset.format'?)"), std::string::npos) << msg;
+}
+
+TEST(RunConfigErrors, WrongTypesAndRanges) {
+  EXPECT_NE(config_error("type", "engine:\n  threads: many\n").find("run.yaml:2: engine.threads: expected an integer, got 'many'"),
+            std::string::npos);
+  EXPECT_NE(config_error("range", "engine:\n  threads: -3\n").find("run.yaml:2: engine.threads: -3 is out of range"),
+            std::string::npos);
+  EXPECT_NE(config_error("choice", "dataset:\n  quoting: csv\n").find("run.yaml:2: dataset.quoting: 'csv' is not one of none, rfc4180"),
+            std::string::npos);
+  EXPECT_NE(config_error("bool", "dataset:\n  header: maybe\n").find("run.yaml:2: dataset.header: expected true or false"),
+            std::string::npos);
+  EXPECT_NE(config_error("map", "engine: fast\n").find("run.yaml:1: unknown key 'engine'"), std::string::npos);
+  EXPECT_NE(config_error("list", "model: [a, b]\n").find("run.yaml:1: model: expected a single value, not a list"),
+            std::string::npos);
+  EXPECT_NE(config_error("syntax", "dataset:\n  path: [unclosed\n").find("invalid YAML"), std::string::npos);
+  EXPECT_NE(config_error("device", "engine:\n  device: tpu\n").find("run.yaml:2: engine.device: device 'tpu'"), std::string::npos);
+  EXPECT_NE(config_error("needs", "dataset:\n  format: parallel\n").find("needs dataset.s1 and dataset.s2"), std::string::npos);
+}
+
+TEST(RunConfigErrors, SetArgumentIsNamed) {
+  ConfigBuilder b;
+  try {
+    b.set("engine.thread=2");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--set engine.thread=2: unknown key 'engine.thread' (did you mean 'engine.threads'?)");
+  }
+  EXPECT_THROW(b.set("novalue"), ConfigError);
+}
