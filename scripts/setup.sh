@@ -24,9 +24,10 @@ log() { printf '\n== %s\n' "$*"; }
 
 # --- Debian packages ---------------------------------------------------------------------------
 packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
-          libboost-program-options-dev libgtest-dev python3 python3-venv)
+          libboost-program-options-dev libgtest-dev libhdf5-dev hdf5-filter-plugin libtbb-dev libssl-dev
+          python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
-[ "$mode" = test ] && packages+=(python3-torch python3-numpy)
+[ "$mode" = test ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -65,18 +66,9 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$jobs"
 
 if [ "$mode" = run ]; then
-  # The main job until `attnscan run` lands: every pair of data/sample_pairs.tsv through the model,
-  # one JSON attention dump per pair, plus the seed pair's head 2-0 on screen.
-  out="$build/out"
-  mkdir -p "$out"
-  log "attention dumps of data/sample_pairs.tsv -> $out"
-  n=0
-  while IFS=$'\t' read -r a b; do
-    n=$((n + 1))
-    "$build/pipeline/attnscan" attend --a "$a" --b "$b" --json > "$out/pair_$n.json.partial"
-    mv "$out/pair_$n.json.partial" "$out/pair_$n.json"
-  done < data/sample_pairs.tsv
-  echo "$n pairs written to $out/pair_*.json"
+  # The main job on the embedded defaults: data/sample_pairs.tsv -> build/out/sample.h5.
+  log "attnscan run -c configs/default.yaml"
+  "$build/pipeline/attnscan" run -c configs/default.yaml --set output.path="$build/out/sample.h5" --overwrite
   "$build/pipeline/attnscan" attend --a "I went to the store." --b "At the store, I bought fresh strawberries." \
     --layer 2 --head 0
   exit 0

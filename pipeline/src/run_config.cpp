@@ -10,7 +10,7 @@ namespace attnscan {
 
 namespace {
 
-enum class Kind { String, Bool, Int, Choice, Column };
+enum class Kind { String, Bool, Int, Choice, Column, IndexList };
 
 struct Option {
   const char* key;
@@ -45,6 +45,16 @@ const std::vector<Option>& table() {
       {"engine.threads", Kind::Int, "0", "compute threads (0: all cores)", {}, 0, 1024},
       {"engine.device", Kind::String, "cpu", "cpu, cuda or cuda:N"},
       {"engine.max_length", Kind::Int, "0", "truncate pairs to this many tokens (0: the model maximum)", {}, 0, 1 << 20},
+      {"output.path", Kind::String, "attnscan.h5", "the HDF5 file to write (parts go to PATH.parts/ until it is complete)"},
+      {"output.attention_every", Kind::Int, "1", "store attention of rows whose index is a multiple of k (1: all, 0: none)", {}, 0, 1 << 30},
+      {"output.layers", Kind::IndexList, "all", "layers to store: all, or a list such as 0,2,4-5 (0-indexed)"},
+      {"output.heads", Kind::IndexList, "all", "heads to store: all, or a list such as 0-3,7 (0-indexed)"},
+      {"output.dtype", Kind::Choice, "float16", "attention storage: float16, float32 or uint8 (CF scale_factor 1/255)",
+       {"float16", "float32", "uint8"}},
+      {"output.compression", Kind::Choice, "none", "none, lz4 (Debian hdf5-filter-plugin) or deflate", {"none", "lz4", "deflate"}},
+      {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
+      {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
+      {"pipeline.batch_tokens", Kind::Int, "1024", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
   };
   return t;
 }
@@ -85,6 +95,7 @@ std::string type_name(Kind k) {
     case Kind::Int: return "integer";
     case Kind::Choice: return "choice";
     case Kind::Column: return "column";
+    case Kind::IndexList: return "index list";
   }
   return "";
 }
@@ -96,6 +107,36 @@ bool is_int(const std::string& v) {
 }
 
 }  // namespace
+
+std::vector<int64_t> parse_index_list(const std::string& text, int64_t count) {
+  std::vector<int64_t> out;
+  if (text == "all") {
+    for (int64_t i = 0; i < count; ++i) out.push_back(i);
+    return out;
+  }
+  std::stringstream ss(text);
+  std::string part;
+  auto number = [&](const std::string& t) {
+    std::string x = t;
+    x.erase(0, x.find_first_not_of(' '));
+    x.erase(x.find_last_not_of(' ') + 1);
+    if (!is_int(x) || x[0] == '-') throw Error("'" + text + "': expected all or indices like 0,2,4-5");
+    return std::stoll(x);
+  };
+  while (std::getline(ss, part, ',')) {
+    auto dash = part.find('-');
+    int64_t lo = number(part.substr(0, dash)), hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo) throw Error("'" + text + "': range " + part + " runs backwards");
+    for (int64_t i = lo; i <= hi; ++i) {
+      if (i >= count) throw Error("'" + text + "': index " + std::to_string(i) + " is out of range (there are " + std::to_string(count) + ")");
+      if (std::find(out.begin(), out.end(), i) != out.end()) throw Error("'" + text + "': index " + std::to_string(i) + " given twice");
+      out.push_back(i);
+    }
+  }
+  if (out.empty()) throw Error("'" + text + "': expected all or indices like 0,2,4-5");
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::vector<OptionInfo> config_options() {
   std::vector<OptionInfo> out;
@@ -130,6 +171,13 @@ void ConfigBuilder::apply(const std::string& key, const std::string& value, cons
         std::string all;
         for (const auto& c : o->choices) all += (all.empty() ? "" : ", ") + c;
         throw bad("'" + value + "' is not one of " + all);
+      }
+      break;
+    case Kind::IndexList:
+      try {
+        if (v != "all") parse_index_list(v, 1 << 20);
+      } catch (const Error& e) {
+        throw bad(e.what());
       }
       break;
     case Kind::String:
@@ -239,7 +287,29 @@ RunConfig ConfigBuilder::build() const {
   c.engine.threads = std::stoi(get("engine.threads"));
   c.engine.device = DeviceSpec::parse(get("engine.device"));
   c.max_length = static_cast<std::size_t>(std::stoll(get("engine.max_length")));
+  c.output_path = get("output.path");
+  if (c.output_path.empty()) throw ConfigError("output.path must not be empty");
+  c.attention_every = static_cast<uint64_t>(std::stoll(get("output.attention_every")));
+  c.layers = get("output.layers");
+  c.heads = get("output.heads");
+  const std::string& dt = get("output.dtype");
+  c.attention_dtype = dt == "float32" ? AttentionDType::F32 : dt == "uint8" ? AttentionDType::U8 : AttentionDType::F16;
+  const std::string& comp = get("output.compression");
+  c.compression = comp == "lz4" ? Compression::Lz4 : comp == "deflate" ? Compression::Deflate : Compression::None;
+  c.block_rows = static_cast<uint64_t>(std::stoll(get("pipeline.block_rows")));
+  c.inflight = std::stoi(get("pipeline.inflight"));
+  c.batch_tokens = std::stoll(get("pipeline.batch_tokens"));
   return c;
+}
+
+std::string ConfigBuilder::identity() const {
+  static const char* const kNotContent[] = {"engine.threads", "engine.device", "output.path", "pipeline.inflight"};
+  std::string out;
+  for (const auto& [key, value] : values_) {
+    if (std::find(std::begin(kNotContent), std::end(kNotContent), key) != std::end(kNotContent)) continue;
+    out += key + ": " + value + "\n";
+  }
+  return out;
 }
 
 std::string ConfigBuilder::dump() const {

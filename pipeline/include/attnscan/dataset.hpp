@@ -70,6 +70,8 @@ class PairReader {
   uint64_t rows_read() const { return read_; }
   uint64_t rows_skipped() const { return skipped_; }
   void on_reject(std::function<void(const RejectedRow&)> f) { reject_ = std::move(f); }
+  // Share of the input consumed so far, in [0, 1] (by bytes), for progress estimates.
+  virtual double fraction() const = 0;
 
  protected:
   // Applies the bad-row policy: throws, or counts and reports. Returns false (row not usable).

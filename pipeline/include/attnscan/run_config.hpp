@@ -9,6 +9,7 @@
 #include "attnscan/dataset.hpp"
 #include "attnscan/encoder.hpp"
 #include "attnscan/error.hpp"
+#include "attnscan/storage_options.hpp"
 
 namespace attnscan {
 
@@ -24,7 +25,18 @@ struct RunConfig {
   std::string dataset_format = "tsv";  // tsv | csv | jsonl | parallel, as written
   EncoderOptions engine;
   std::size_t max_length = 0;  // 0: the model's maximum
+  std::filesystem::path output_path;
+  uint64_t attention_every = 1;
+  std::string layers = "all", heads = "all";  // index lists, resolved against the model
+  AttentionDType attention_dtype = AttentionDType::F16;
+  Compression compression = Compression::None;
+  uint64_t block_rows = 256;
+  int inflight = 0;
+  int64_t batch_tokens = 1024;
 };
+
+// "all" or "0,2,4-5" -> sorted indices below count; throws Error otherwise.
+std::vector<int64_t> parse_index_list(const std::string& text, int64_t count);
 
 struct OptionInfo {
   std::string key, type, default_value, doc;
@@ -45,6 +57,9 @@ class ConfigBuilder {
   RunConfig build() const;
   // The effective configuration as YAML (what --dump-config prints and outputs store).
   std::string dump() const;
+  // The options that determine the output's content (not threads, device, output path...): a run
+  // may resume only when this is unchanged.
+  std::string identity() const;
 
  private:
   void apply(const std::string& key, const std::string& value, const std::string& where);

@@ -6,5 +6,7 @@
 namespace attnscan::cli {
 
 int attend_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
+int merge_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

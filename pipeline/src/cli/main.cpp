@@ -14,6 +14,8 @@ void usage(std::ostream& out) {
       << " - attention patterns of BERT models over sentence pairs\n\n"
          "Usage: attnscan <command> [options]   (attnscan <command> --help for its options)\n\n"
          "Commands:\n"
+         "  run       stream a dataset through the model into one HDF5 file (resumable, shardable)\n"
+         "  merge     merge the shard files of a sharded run into one file\n"
          "  attend    tokenize one sentence pair, run the model, show or dump its attention\n";
 }
 
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (command == "attend") return attnscan::cli::attend_command(args);
+    if (command == "run") return attnscan::cli::run_command(args);
+    if (command == "merge") return attnscan::cli::merge_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

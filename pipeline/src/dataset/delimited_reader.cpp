@@ -82,6 +82,8 @@ class DelimitedReader : public PairReader {
     needed_ = 1 + std::max({a_, b_, id_, label_});
   }
 
+  double fraction() const override { return src_.fraction(); }
+
   std::optional<PairRecord> next() override {
     std::vector<std::string> fields;
     std::string why;

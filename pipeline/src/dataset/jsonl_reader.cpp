@@ -18,6 +18,8 @@ class JsonlReader : public PairReader {
       throw DatasetError(spec.path.string() + ": both sentence_a and sentence_b field names must be given");
   }
 
+  double fraction() const override { return src_.fraction(); }
+
   std::optional<PairRecord> next() override {
     std::string line;
     while (src_.next(line)) {

@@ -16,6 +16,8 @@ class ParallelReader : public PairReader {
     if (!spec.labels.empty()) labels_ = std::make_unique<LineSource>(spec.labels);
   }
 
+  double fraction() const override { return s1_.fraction(); }
+
   std::optional<PairRecord> next() override {
     std::string a, b, label;
     for (;;) {

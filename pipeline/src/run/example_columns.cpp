@@ -1,0 +1,92 @@
+#include "run/example_columns.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace attnscan {
+
+uint16_t float_to_half(float f) {  // IEEE round-to-nearest-even; values here are in [0, 1]
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
+  uint32_t mant = x & 0x7FFFFF;
+  if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
+  if (exp <= 0) {  // subnormal or zero
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000;
+    const int shift = 14 - exp;
+    uint32_t half = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  const uint32_t rest = mant & 0x1FFF;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) ++half;  // may carry into the exponent: correct
+  return static_cast<uint16_t>(half);
+}
+
+void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc,
+                    const EncoderOutput* out, int64_t b, const LayoutParams& p) {
+  auto& e = c.examples;
+  const auto n = static_cast<uint32_t>(enc.size());
+  e.index.push_back(index);
+  e.row.push_back(r.source_row);
+  e.id.push_back(r.id);
+  e.sentence_a.push_back(r.a);
+  e.sentence_b.push_back(r.b);
+  e.label.push_back(r.label.value_or(""));
+  e.has_label.push_back(r.label ? 1 : 0);
+  e.label_value.push_back(r.label_value.value_or(std::numeric_limits<double>::quiet_NaN()));
+  e.n_tokens.push_back(n);
+  e.tokens_a.push_back(static_cast<uint32_t>(enc.tokens_a));
+  e.tokens_b.push_back(static_cast<uint32_t>(enc.tokens_b));
+  e.truncated.push_back(enc.truncated ? 1 : 0);
+  e.token_offset.push_back(c.tokens.size());
+  for (std::size_t t = 0; t < enc.size(); ++t) {
+    c.tokens.id.push_back(enc.ids[t]);
+    c.tokens.text.push_back(enc.tokens[t]);
+    c.tokens.segment.push_back(enc.segment[t]);
+    c.tokens.word_index.push_back(enc.word_index[t]);
+    c.tokens.special.push_back(enc.special[t]);
+  }
+  if (!out) {
+    e.attention_offset.push_back(-1);
+    return;
+  }
+  const std::size_t vs = attention_value_size(p.dtype);
+  e.attention_offset.push_back(static_cast<int64_t>(c.attention.size() / vs));
+  const std::size_t count = p.layers.size() * p.heads.size() * n * n;
+  std::size_t pos = c.attention.size();
+  c.attention.resize(pos + count * vs);
+  uint8_t* dst = c.attention.data() + pos;
+  for (int64_t l : p.layers)
+    for (int64_t h : p.heads) {
+      const float* a = out->attention_at(b, l, h);
+      for (uint32_t q = 0; q < n; ++q)
+        for (uint32_t k = 0; k < n; ++k) {
+          const float v = a[q * out->seq_len + k];
+          if (p.dtype == AttentionDType::F32) {
+            std::memcpy(dst, &v, 4);
+          } else if (p.dtype == AttentionDType::F16) {
+            uint16_t hv = float_to_half(v);
+            std::memcpy(dst, &hv, 2);
+          } else {
+            *dst = static_cast<uint8_t>(std::lround(std::min(1.0f, std::max(0.0f, v)) * 255.0f));
+          }
+          dst += vs;
+        }
+    }
+}
+
+void append_reject(LayoutChunk& c, uint64_t index, const RejectedRow& row) {
+  c.rejects.index.push_back(index);
+  c.rejects.line.push_back(row.line);
+  c.rejects.file.push_back(row.file.string());
+  c.rejects.reason.push_back(row.reason);
+}
+
+}  // namespace attnscan

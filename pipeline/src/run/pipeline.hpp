@@ -1,0 +1,46 @@
+#pragma once
+// The streaming TBB pipeline: read rows (serial, in order) -> tokenize, bucket by length, forward,
+// convert (parallel, one block of rows per token) -> commit the block (serial, in order).
+// A block is `block_rows` consecutive rows of the dataset; blocks are the unit of sharding, of
+// commits and of resume, so a resumed run batches exactly as an uninterrupted one.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "attnscan/dataset.hpp"
+#include "attnscan/encoder.hpp"
+#include "attnscan/tokenizer.hpp"
+#include "store/layout_file.hpp"
+
+namespace attnscan {
+
+struct PipelineSettings {
+  uint64_t block_rows = 256;
+  int inflight = 2;              // blocks in flight (TBB tokens)
+  int64_t batch_tokens = 1024;   // padded tokens per forward batch
+  std::size_t max_length = 0;    // 0: the model's maximum
+  uint64_t attention_every = 1;  // store attention of rows whose index % k == 0; 0: none
+  int shard_index = 0, shard_count = 1;
+  LayoutParams layout;
+};
+
+struct PipelineProgress {
+  std::atomic<uint64_t> rows{0}, examples{0}, tokens{0}, skipped{0}, truncated{0}, blocks{0};
+};
+
+struct PipelineResult {
+  bool reached_end = false;  // false when stopped early
+  uint64_t rows_total = 0;   // rows seen in the dataset (all shards' rows, bad rows included)
+};
+
+using BlockDone = std::function<bool(uint64_t block)>;
+using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, LayoutChunk&& chunk)>;
+
+PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
+                            const PipelineSettings& settings, const BlockDone& done, const BlockCommit& commit,
+                            const std::atomic<bool>& stop, PipelineProgress& progress);
+
+// Appends `src` to `dst`, rebasing its token and attention offsets (value_size: bytes per value).
+void append_chunk(LayoutChunk& dst, LayoutChunk&& src, std::size_t value_size);
+
+}  // namespace attnscan

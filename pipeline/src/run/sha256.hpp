@@ -1,0 +1,9 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace attnscan {
+// Hex SHA-256 of a file's bytes (OpenSSL); throws Error naming the file when it cannot be read.
+std::string sha256_file(const std::filesystem::path& path);
+std::string sha256_text(const std::string& text);
+}  // namespace attnscan

@@ -1,0 +1,295 @@
+#include "store/h5_file.hpp"
+
+#include <H5PLpublic.h>
+
+#include <mutex>
+
+#include "attnscan/error.hpp"
+
+namespace attnscan::h5 {
+
+namespace {
+
+template <typename T>
+hid_t native();
+template <> hid_t native<uint64_t>() { return H5T_NATIVE_UINT64; }
+template <> hid_t native<int64_t>() { return H5T_NATIVE_INT64; }
+template <> hid_t native<uint32_t>() { return H5T_NATIVE_UINT32; }
+template <> hid_t native<int32_t>() { return H5T_NATIVE_INT32; }
+template <> hid_t native<uint8_t>() { return H5T_NATIVE_UINT8; }
+template <> hid_t native<double>() { return H5T_NATIVE_DOUBLE; }
+
+constexpr unsigned kLz4Filter = 32004;
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (id_ >= 0 && close_) close_(id_);
+}
+
+hid_t half_type() {
+  static hid_t t = [] {
+    hid_t h = H5Tcopy(H5T_IEEE_F32LE);
+    H5Tset_fields(h, 15, 10, 5, 0, 10);
+    H5Tset_size(h, 2);
+    H5Tset_ebias(h, 15);
+    return h;
+  }();
+  return t;
+}
+
+hid_t utf8_string_type() {
+  static hid_t t = [] {
+    hid_t s = H5Tcopy(H5T_C_S1);
+    H5Tset_size(s, H5T_VARIABLE);
+    H5Tset_cset(s, H5T_CSET_UTF8);
+    return s;
+  }();
+  return t;
+}
+
+void ensure_plugin_path() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5PLappend("/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"); });
+}
+
+void File::fail(const std::string& what) const { throw Error(path_.string() + ": HDF5: " + what); }
+
+File File::create(const std::filesystem::path& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported through exceptions
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) throw Error(path.string() + ": cannot create HDF5 file");
+  return File(path, Handle(f, H5Fclose));
+}
+
+File File::open_read(const std::filesystem::path& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  ensure_plugin_path();
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw Error(path.string() + ": cannot open as HDF5 (missing, unreadable or not HDF5)");
+  return File(path, Handle(f, H5Fclose));
+}
+
+void File::flush() {
+  if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) fail("flush failed");
+}
+
+void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk, Compression c) {
+  hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, cdims[1] = {std::max<hsize_t>(chunk, 1)};
+  Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(dcpl.get(), 1, cdims);
+  if (c == Compression::Deflate) {
+    H5Pset_shuffle(dcpl.get());
+    H5Pset_deflate(dcpl.get(), 4);
+  } else if (c == Compression::Lz4) {
+    ensure_plugin_path();
+    if (H5Zfilter_avail(kLz4Filter) <= 0)
+      fail("lz4 filter (id 32004) not available: install Debian's hdf5-filter-plugin");
+    if (H5Pset_filter(dcpl.get(), kLz4Filter, H5Z_FLAG_MANDATORY, 0, nullptr) < 0) fail("cannot set lz4 filter");
+  }
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
+  if (d < 0) fail("cannot create dataset " + name);
+  H5Dclose(d);
+}
+
+void File::append_raw(const std::string& name, const void* data, std::size_t count) {
+  if (count == 0) return;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  Handle fspace(H5Dget_space(d.get()), H5Sclose);
+  hsize_t cur = 0;
+  H5Sget_simple_extent_dims(fspace.get(), &cur, nullptr);
+  hsize_t next = cur + count;
+  if (H5Dset_extent(d.get(), &next) < 0) fail("cannot extend " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = cur, n = count;
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dwrite(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail("cannot write " + name);
+}
+
+template <typename T>
+void File::append(const std::string& name, const std::vector<T>& values) {
+  if (values.empty()) return;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle fspace(H5Dget_space(d.get()), H5Sclose);
+  hsize_t cur = 0;
+  H5Sget_simple_extent_dims(fspace.get(), &cur, nullptr);
+  hsize_t next = cur + values.size();
+  if (H5Dset_extent(d.get(), &next) < 0) fail("cannot extend " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = cur, n = values.size();
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dwrite(d.get(), native<T>(), mem.get(), space.get(), H5P_DEFAULT, values.data()) < 0) fail("cannot write " + name);
+}
+
+void File::append_strings(const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> ptrs;
+  ptrs.reserve(values.size());
+  for (const auto& s : values) ptrs.push_back(s.c_str());
+  append_raw(name, ptrs.data(), ptrs.size());
+}
+
+std::size_t File::length(const std::string& name) const {
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+  return static_cast<std::size_t>(n);
+}
+
+bool File::exists(const std::string& name) const { return H5Lexists(id(), name.c_str(), H5P_DEFAULT) > 0; }
+
+void File::read_raw(const std::string& name, std::size_t begin, std::size_t end, void* out) const {
+  if (end <= begin) return;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = begin, n = end - begin;
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dread(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, out) < 0) fail("cannot read " + name);
+}
+
+template <typename T>
+std::vector<T> File::read(const std::string& name, std::size_t begin, std::size_t end) const {
+  std::vector<T> out(end > begin ? end - begin : 0);
+  if (out.empty()) return out;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = begin, n = out.size();
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dread(d.get(), native<T>(), mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0) fail("cannot read " + name);
+  return out;
+}
+
+std::vector<std::string> File::read_strings(const std::string& name, std::size_t begin, std::size_t end) const {
+  std::vector<char*> ptrs(end > begin ? end - begin : 0, nullptr);
+  if (ptrs.empty()) return {};
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = begin, n = ptrs.size();
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dread(d.get(), utf8_string_type(), mem.get(), space.get(), H5P_DEFAULT, ptrs.data()) < 0)
+    fail("cannot read " + name);
+  std::vector<std::string> out;
+  out.reserve(ptrs.size());
+  for (char* p : ptrs) out.emplace_back(p ? p : "");
+  H5Dvlen_reclaim(utf8_string_type(), mem.get(), H5P_DEFAULT, ptrs.data());
+  return out;
+}
+
+namespace {
+
+Handle open_object(hid_t file, const std::string& obj) { return Handle(H5Oopen(file, obj.c_str(), H5P_DEFAULT), H5Oclose); }
+
+void write_attr(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
+  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+  Handle a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), type, data);
+}
+
+}  // namespace
+
+void File::set_attr(const std::string& obj, const std::string& name, const std::string& value) {
+  Handle o = open_object(id(), obj);
+  if (!o) fail("no object " + obj);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  const char* p = value.c_str();
+  write_attr(o.get(), name, utf8_string_type(), space.get(), &p);
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, int64_t value) {
+  Handle o = open_object(id(), obj);
+  if (!o) fail("no object " + obj);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), &value);
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, double value) {
+  Handle o = open_object(id(), obj);
+  if (!o) fail("no object " + obj);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  write_attr(o.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value);
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, const std::vector<int64_t>& value) {
+  Handle o = open_object(id(), obj);
+  if (!o) fail("no object " + obj);
+  hsize_t n = value.size();
+  Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+  write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), value.data());
+}
+
+bool File::has_attr(const std::string& obj, const std::string& name) const {
+  Handle o = open_object(id(), obj);
+  return o && H5Aexists(o.get(), name.c_str()) > 0;
+}
+
+std::string File::attr_string(const std::string& obj, const std::string& name) const {
+  Handle o = open_object(id(), obj);
+  Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
+  if (!a) fail("missing attribute " + obj + ":" + name);
+  char* p = nullptr;
+  if (H5Aread(a.get(), utf8_string_type(), &p) < 0) fail("cannot read attribute " + name);
+  std::string s = p ? p : "";
+  H5free_memory(p);
+  return s;
+}
+
+int64_t File::attr_int(const std::string& obj, const std::string& name) const {
+  Handle o = open_object(id(), obj);
+  Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
+  if (!a) fail("missing attribute " + obj + ":" + name);
+  int64_t v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail("cannot read attribute " + name);
+  return v;
+}
+
+std::vector<int64_t> File::attr_ints(const std::string& obj, const std::string& name) const {
+  Handle o = open_object(id(), obj);
+  Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
+  if (!a) fail("missing attribute " + obj + ":" + name);
+  Handle space(H5Aget_space(a.get()), H5Sclose);
+  hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<int64_t> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+  if (!v.empty() && H5Aread(a.get(), H5T_NATIVE_INT64, v.data()) < 0) fail("cannot read attribute " + name);
+  return v;
+}
+
+template void File::append<uint64_t>(const std::string&, const std::vector<uint64_t>&);
+template void File::append<int64_t>(const std::string&, const std::vector<int64_t>&);
+template void File::append<uint32_t>(const std::string&, const std::vector<uint32_t>&);
+template void File::append<int32_t>(const std::string&, const std::vector<int32_t>&);
+template void File::append<uint8_t>(const std::string&, const std::vector<uint8_t>&);
+template void File::append<double>(const std::string&, const std::vector<double>&);
+template std::vector<uint64_t> File::read<uint64_t>(const std::string&, std::size_t, std::size_t) const;
+template std::vector<int64_t> File::read<int64_t>(const std::string&, std::size_t, std::size_t) const;
+template std::vector<uint32_t> File::read<uint32_t>(const std::string&, std::size_t, std::size_t) const;
+template std::vector<int32_t> File::read<int32_t>(const std::string&, std::size_t, std::size_t) const;
+template std::vector<uint8_t> File::read<uint8_t>(const std::string&, std::size_t, std::size_t) const;
+template std::vector<double> File::read<double>(const std::string&, std::size_t, std::size_t) const;
+
+}  // namespace attnscan::h5

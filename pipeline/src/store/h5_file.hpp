@@ -1,0 +1,77 @@
+#pragma once
+// Thin RAII layer over the HDF5 C API for layout v1: create/open files, extendable 1-D datasets,
+// UTF-8 strings, the half-float type and attributes. HDF5 errors become attnscan::Error naming the
+// file and object.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "store/layout_columns.hpp"
+
+namespace attnscan::h5 {
+
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle();
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+hid_t half_type();        // IEEE binary16, built once
+hid_t utf8_string_type(); // variable-length UTF-8, built once
+
+// Registers the Debian filter-plugin directory so lz4 works without HDF5_PLUGIN_PATH.
+void ensure_plugin_path();
+
+class File {
+ public:
+  static File create(const std::filesystem::path& path);  // truncates
+  static File open_read(const std::filesystem::path& path);
+  const std::filesystem::path& path() const { return path_; }
+  hid_t id() const { return file_.get(); }
+  void flush();
+
+  // 1-D extendable chunked datasets.
+  void create_dataset(const std::string& name, hid_t type, std::size_t chunk, Compression c = Compression::None);
+  template <typename T>
+  void append(const std::string& name, const std::vector<T>& values);
+  void append_strings(const std::string& name, const std::vector<std::string>& values);
+  void append_raw(const std::string& name, const void* data, std::size_t count);
+  std::size_t length(const std::string& name) const;
+  template <typename T>
+  std::vector<T> read(const std::string& name, std::size_t begin, std::size_t end) const;
+  std::vector<std::string> read_strings(const std::string& name, std::size_t begin, std::size_t end) const;
+  void read_raw(const std::string& name, std::size_t begin, std::size_t end, void* out) const;
+  bool exists(const std::string& name) const;
+
+  // Attributes on an object ("/" for the root).
+  void set_attr(const std::string& obj, const std::string& name, const std::string& value);
+  void set_attr(const std::string& obj, const std::string& name, int64_t value);
+  void set_attr(const std::string& obj, const std::string& name, double value);
+  void set_attr(const std::string& obj, const std::string& name, const std::vector<int64_t>& value);
+  std::string attr_string(const std::string& obj, const std::string& name) const;
+  int64_t attr_int(const std::string& obj, const std::string& name) const;
+  std::vector<int64_t> attr_ints(const std::string& obj, const std::string& name) const;
+  bool has_attr(const std::string& obj, const std::string& name) const;
+
+ private:
+  File(std::filesystem::path path, Handle h) : path_(std::move(path)), file_(std::move(h)) {}
+  [[noreturn]] void fail(const std::string& what) const;
+  std::filesystem::path path_;
+  Handle file_;
+};
+
+}  // namespace attnscan::h5

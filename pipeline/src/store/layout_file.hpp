@@ -1,0 +1,57 @@
+#pragma once
+// Reading and writing HDF5 layout v1 files (block parts, final outputs and shards share it).
+#include <filesystem>
+#include <memory>
+
+#include "store/h5_file.hpp"
+#include "store/layout_columns.hpp"
+
+namespace attnscan {
+
+inline constexpr const char* kFormatName = "attnscan";
+inline constexpr int64_t kFormatVersion = 1;
+
+struct LayoutParams {
+  AttentionDType dtype = AttentionDType::F16;
+  Compression compression = Compression::None;
+  std::vector<int64_t> layers, heads;  // stored subsets (0-indexed)
+  int64_t model_layers = 0, model_heads = 0;
+};
+
+const char* dtype_name(AttentionDType t);
+const char* compression_name(Compression c);
+
+class LayoutWriter {
+ public:
+  LayoutWriter(const std::filesystem::path& path, const LayoutParams& params);
+  // Appends a chunk whose offsets are relative to its own first token / attention value.
+  void append(const LayoutChunk& chunk);
+  h5::File& file() { return file_; }
+  uint64_t examples() const { return examples_; }
+  uint64_t attention_values() const { return attention_; }
+
+ private:
+  h5::File file_;
+  LayoutParams params_;
+  uint64_t examples_ = 0, tokens_ = 0, attention_ = 0;
+};
+
+class LayoutReader {
+ public:
+  explicit LayoutReader(const std::filesystem::path& path);
+  const h5::File& file() const { return file_; }
+  const LayoutParams& params() const { return params_; }
+  std::size_t examples() const { return n_examples_; }
+  std::size_t rejects() const { return n_rejects_; }
+  // Examples [a, b) and rejects [c, d), offsets made relative to the chunk.
+  LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const;
+  // Attention values of one stored example (n x n per stored layer and head).
+  uint64_t attention_count(uint32_t n_tokens) const;
+
+ private:
+  h5::File file_;
+  LayoutParams params_;
+  std::size_t n_examples_ = 0, n_rejects_ = 0;
+};
+
+}  // namespace attnscan

@@ -1,0 +1,40 @@
+#pragma once
+// Final output files: the root attributes that make them self-describing, and assembly of blocks
+// (from block parts or shards) into one file in input order.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "store/layout_file.hpp"
+
+namespace attnscan {
+
+struct RunIdentity {
+  std::string config_identity, model_sha256, dataset_sha256;
+  // Empty when equal, else what differs, e.g. "the model (sha256 ab12... -> cd34...)".
+  std::string difference(const RunIdentity& other) const;
+};
+
+struct RootInfo {
+  RunIdentity identity;
+  std::string config_yaml, model_dir, model_config_json, dataset;
+  uint64_t rows_read = 0, examples_written = 0, rows_skipped = 0, examples_truncated = 0, block_rows = 0;
+  int64_t shard_index = 0, shard_count = 1;
+};
+
+void write_root(h5::File& file, const RootInfo& info);
+RootInfo read_root(const h5::File& file);
+
+// A range of one layout file: examples [a, b) and rejects [c, d).
+struct BlockSource {
+  std::filesystem::path file;
+  std::size_t a = 0, b = 0, c = 0, d = 0;
+};
+
+// Writes OUT.rejects.tsv (index, file, line, reason) from the /rejects of `source`; returns its path.
+std::filesystem::path write_rejects_tsv(const std::filesystem::path& source, const std::filesystem::path& out);
+
+// Copies the sources, in the given order, into `out`, in pieces of bounded size.
+void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out);
+
+}  // namespace attnscan
