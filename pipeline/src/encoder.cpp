@@ -187,13 +187,6 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) co
   auto i64 = at::TensorOptions().dtype(at::kLong);
   auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
   auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
-  auto lengths = at::from_blob(const_cast<int64_t*>(batch.lengths.data()), {B, 1}, i64).to(m.device);
-  auto positions = at::arange(S, i64.device(m.device));
-
-  // HF: extended mask (1 - mask) * finfo(float).min, added to the scaled scores.
-  auto keep = positions.unsqueeze(0) < lengths;  // [B, S]
-  auto mask_add = (1.0 - keep.to(at::kFloat)) * std::numeric_limits<float>::lowest();
-  mask_add = mask_add.view({B, 1, 1, S});
 
   auto x = at::index_select(m.word, 0, ids).view({B, S, H}) + m.position.narrow(0, 0, S).unsqueeze(0) +
            at::index_select(m.token_type, 0, types).view({B, S, H});
@@ -214,17 +207,36 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) co
     hidden_out.select(0, 0).copy_(x);
   }
   const double scale = std::sqrt(static_cast<double>(D));
+  bool ragged = false;
+  for (auto n : batch.lengths) ragged |= n != S;
   for (int64_t li = 0; li < c.num_layers; ++li) {
     const auto& L = m.layers[static_cast<std::size_t>(li)];
     auto qkv = L.qkv(x).view({B, S, 3, NH, D});
     auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
     auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
     auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
-    auto scores = at::matmul(q, k);
-    scores.div_(scale).add_(mask_add);
-    auto probs = at::softmax(scores, -1);
-    attn_out.select(1, li).copy_(probs);
-    auto ctx = at::matmul(probs, v).permute({0, 2, 1, 3}).reshape({B * S, H});
+    at::Tensor ctx;
+    if (!ragged) {
+      auto scores = at::matmul(q, k);  // no padding in this batch, so no mask
+      scores.div_(scale);
+      auto probs = at::softmax(scores, -1);
+      attn_out.select(1, li).copy_(probs);
+      ctx = at::matmul(probs, v);
+    } else {
+      // Each example on its own n x n block: the same operations on the same shapes as the pair
+      // alone, so a pair gets identical numbers in any batch (padding changes BLAS blocking).
+      // Padded query rows stay zero; they never reach a real token.
+      ctx = at::zeros({B, NH, S, D}, q.options());
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+        auto scores = at::matmul(q[b].narrow(-2, 0, n), k[b].narrow(-1, 0, n));
+        scores.div_(scale);
+        auto probs = at::softmax(scores, -1);
+        attn_out[b][li].narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
+        ctx[b].narrow(-2, 0, n).copy_(at::matmul(probs, v[b].narrow(-2, 0, n)));
+      }
+    }
+    ctx = ctx.permute({0, 2, 1, 3}).reshape({B * S, H});
     x = at::layer_norm(L.attn_out(ctx) + x, {H}, L.ln1_w, L.ln1_b, c.layer_norm_eps);
     auto inter = L.inter(x);
     switch (c.activation) {
@@ -234,11 +246,6 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) co
     }
     x = at::layer_norm(L.out(inter) + x, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
     if (want_hidden) hidden_out.select(0, li + 1).copy_(x);
-  }
-  // Rows of padded queries are meaningless; zero them so the buffer holds nothing misleading.
-  for (int64_t b = 0; b < B; ++b) {
-    int64_t n = batch.lengths[static_cast<std::size_t>(b)];
-    if (n < S) attn_out.select(0, b).narrow(2, n, S - n).zero_();
   }
   return out;
 }

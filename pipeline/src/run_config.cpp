@@ -39,6 +39,7 @@ const std::vector<Option>& table() {
       {"dataset.s1", Kind::String, "", "parallel: sentence A file"},
       {"dataset.s2", Kind::String, "", "parallel: sentence B file"},
       {"dataset.labels", Kind::String, "", "parallel: optional label file"},
+      {"dataset.max_rows", Kind::Int, "0", "read only the first N rows (0: all)", {}, 0, int64_t(1) << 62},
       {"dataset.on_bad_row", Kind::Choice, "error", "error (stop at the first bad row) or skip (count and report it)",
        {"error", "skip"}},
       {"engine.precision", Kind::Choice, "fp32", "fp32 or bf16", {"fp32", "bf16"}},
@@ -278,6 +279,7 @@ RunConfig ConfigBuilder::build() const {
   d.s2 = get("dataset.s2");
   d.labels = get("dataset.labels");
   d.on_bad_row = get("dataset.on_bad_row") == "skip" ? BadRowPolicy::Skip : BadRowPolicy::Error;
+  c.max_rows = static_cast<uint64_t>(std::stoll(get("dataset.max_rows")));
   if (d.format == DatasetFormat::Parallel) {
     if (d.s1.empty() || d.s2.empty()) throw ConfigError("dataset.format parallel needs dataset.s1 and dataset.s2");
   } else if (d.path.empty()) {

@@ -23,6 +23,7 @@ struct RunConfig {
   std::string model;  // empty: the default model
   DatasetSpec dataset;
   std::string dataset_format = "tsv";  // tsv | csv | jsonl | parallel, as written
+  uint64_t max_rows = 0;               // 0: all rows
   EncoderOptions engine;
   std::size_t max_length = 0;  // 0: the model's maximum
   std::filesystem::path output_path;

@@ -29,10 +29,11 @@ struct BlockWork {
 // Rows in order, each a record or a rejected row, with its 0-based index in the dataset.
 class RowStream {
  public:
-  explicit RowStream(PairReader& r) : reader_(r) {
+  RowStream(PairReader& r, uint64_t max_rows) : reader_(r), max_rows_(max_rows) {
     reader_.on_reject([this](const RejectedRow& row) { queue_.push_back({reader_.rows_read() - 1, std::nullopt, row}); });
   }
   bool next(Row& out) {
+    if (max_rows_ && taken_ >= max_rows_) return false;
     if (queue_.empty()) {
       auto rec = reader_.next();
       if (rec) queue_.push_back({reader_.rows_read() - 1, std::move(rec), std::nullopt});
@@ -40,11 +41,13 @@ class RowStream {
     if (queue_.empty()) return false;
     out = std::move(queue_.front());
     queue_.pop_front();
+    ++taken_;
     return true;
   }
 
  private:
   PairReader& reader_;
+  uint64_t max_rows_ = 0, taken_ = 0;
   std::deque<Row> queue_;
 };
 
@@ -92,7 +95,7 @@ void append_chunk(LayoutChunk& dst, LayoutChunk&& src, std::size_t value_size) {
 PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
                             const PipelineSettings& s, const BlockDone& done, const BlockCommit& commit,
                             const std::atomic<bool>& stop, PipelineProgress& progress) {
-  RowStream rows(reader);
+  RowStream rows(reader, s.max_rows);
   PipelineResult result;
   std::optional<Row> pending;  // first row of the next block
   bool exhausted = false;

@@ -21,6 +21,7 @@ struct PipelineSettings {
   std::size_t max_length = 0;    // 0: the model's maximum
   uint64_t attention_every = 1;  // store attention of rows whose index % k == 0; 0: none
   int shard_index = 0, shard_count = 1;
+  uint64_t max_rows = 0;  // 0: all
   LayoutParams layout;
 };
 

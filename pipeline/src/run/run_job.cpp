@@ -184,6 +184,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   ps.batch_tokens = cfg.batch_tokens;
   ps.max_length = cfg.max_length;
   ps.attention_every = cfg.attention_every;
+  ps.max_rows = cfg.max_rows;
   ps.shard_index = req.shard_index;
   ps.shard_count = req.shard_count;
   ps.layout = layout;

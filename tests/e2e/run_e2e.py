@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `attnscan run` and `attnscan merge`, reading output with Debian's h5py.
+
+  run_e2e.py ATTNSCAN_BINARY TEST_NAME     (TEST_NAME from the list at the bottom; "all" runs each)
+
+Exit 0 on success, 1 on failure, 77 when something needed is absent (message says what).
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from h5_recipes import all_content, attention, same_content, tokens  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DATASETS = os.path.join(ROOT, "..", "shared", "datasets")
+BIN = None
+WORK = None
+
+
+class Skip(Exception):
+    pass
+
+
+def model_dir():
+    d = os.environ.get("ATTNSCAN_MODEL") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan", "models", "all-MiniLM-L6-v2")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        raise Skip(f"default model not found at {d} (run the README set-up command)")
+    return d
+
+
+def need_datasets():
+    if not os.path.isdir(DATASETS):
+        raise Skip(f"../shared/datasets not found at {DATASETS}")
+
+
+def run(*args, check=True, **kw):
+    p = subprocess.run([BIN, *args], cwd=ROOT, capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"attnscan {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def out(name):
+    return os.path.join(WORK, name)
+
+
+STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"), "--set", "dataset.header=false",
+            "--set", "dataset.sentence_a=5", "--set", "dataset.sentence_b=6", "--set", "dataset.id=3",
+            "--set", "dataset.label=4", "--set", "dataset.label_type=number", "--no-progress"]
+
+
+def check_recipes(path, expect_examples=None):
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 1
+        n_ex = len(f["examples/index"])
+        if expect_examples is not None:
+            assert n_ex == expect_examples, (n_ex, expect_examples)
+        assert f.attrs["examples_written"] == n_ex
+        assert "dataset:" in f.attrs["config"]  # effective config stored as YAML text
+        json.loads(f.attrs["model_config"])
+        assert len(f.attrs["model_sha256"]) == 64
+        idx = f["examples/index"][...]
+        assert (np.diff(idx.astype(np.int64)) > 0).all(), "examples not in input order"
+        for i in range(0, n_ex, max(1, n_ex // 25)):
+            a = attention(f, i)
+            n = int(f["examples/n_tokens"][i])
+            t = tokens(f, i)
+            assert len(t) == n and t[0] == "[CLS]" and t[-1] == "[SEP]"
+            if a is None:
+                continue
+            assert a.shape[-1] == n
+            sums = a.astype(np.float64).sum(-1)
+            assert np.abs(sums - 1).max() < 5e-3, np.abs(sums - 1).max()
+        return n_ex
+
+
+# --- tests -------------------------------------------------------------------------------------------
+
+def test_sample_default():
+    model_dir()
+    p = run("run", "-c", "configs/default.yaml", "--set", "output.path=" + out("sample.h5"), "--no-progress")
+    assert "pairs written 10" in p.stderr, p.stderr
+    check_recipes(out("sample.h5"), 10)
+    with h5py.File(out("sample.h5"), "r") as f:
+        assert f["examples/sentence_a"].asstr()[0] == "I went to the store."
+        assert tokens(f, 0)[15:17] == ["straw", "##berries"]
+        assert f.attrs["rows_read"] == 10 and f.attrs["rows_skipped"] == 0
+
+
+def test_stored_equals_engine_alone():
+    """Bucketed, padded batches store exactly what the engine gives for each pair alone."""
+    model_dir()
+    for dtype, tol in (("float32", 0.0), ("float16", 2.5e-4 + 1e-6)):
+        path = out(f"alone_{dtype}.h5")
+        run("run", "-c", "configs/default.yaml", "--set", "output.path=" + path, "--set", "output.dtype=" + dtype,
+            "--set", "pipeline.batch_tokens=4096", "--no-progress")
+        worst = 0.0
+        with h5py.File(path, "r") as f:
+            for i in range(len(f["examples/index"])):
+                a_txt, b_txt = f["examples/sentence_a"].asstr()[i], f["examples/sentence_b"].asstr()[i]
+                alone = json.loads(run("attend", "--a", a_txt, "--b", b_txt, "--json").stdout)
+                assert alone["tokens"] == tokens(f, i)
+                ref = np.array(alone["attention"], dtype=np.float64)
+                worst = max(worst, float(np.abs(attention(f, i).astype(np.float64) - ref).max()))
+        print(f"{dtype}: max |stored - engine alone| = {worst:.3g}")
+        assert worst <= tol, (dtype, worst)
+
+
+def test_subsets_and_uint8():
+    model_dir()
+    path = out("subset.h5")
+    run("run", "-c", "configs/default.yaml", "--set", "output.path=" + path, "--set", "output.layers=0,5",
+        "--set", "output.heads=2-4", "--set", "output.dtype=uint8", "--set", "output.attention_every=3", "--no-progress")
+    with h5py.File(path, "r") as f:
+        assert list(f["attention"].attrs["layers"]) == [0, 5] and list(f["attention"].attrs["heads"]) == [2, 3, 4]
+        assert f["attention/values"].dtype == np.uint8
+        assert abs(f["attention/values"].attrs["scale_factor"] - 1 / 255) < 1e-12
+        stored = [attention(f, i) is not None for i in range(10)]
+        assert stored == [i % 3 == 0 for i in range(10)], stored
+        a = attention(f, 0)
+        assert a.shape[:2] == (2, 3) and abs(a.sum(-1) - 1).max() < 0.1
+
+
+def test_compression_lz4_and_deflate():
+    model_dir()
+    base = None
+    for comp in ("none", "lz4", "deflate"):
+        path = out(f"comp_{comp}.h5")
+        run("run", "-c", "configs/default.yaml", "--set", "output.path=" + path, "--set", "output.compression=" + comp,
+            "--no-progress")
+        with h5py.File(path, "r") as f:
+            a = f["attention/values"][...]
+        if base is None:
+            base = a
+        assert np.array_equal(a, base), comp
+
+
+def test_datasets_stsb_paws_snli():
+    model_dir()
+    need_datasets()
+    n = check_recipes(out("stsb.h5") if run("run", *STSB_DEV, "-o", out("stsb.h5")) else None, 1500)
+    with h5py.File(out("stsb.h5"), "r") as f:
+        assert f["examples/label_value"][0] == float(f["examples/label"].asstr()[0])
+    run("run", "--set", "dataset.path=" + os.path.join(DATASETS, "paws/dev.tsv"), "--set", "dataset.id=id",
+        "--set", "dataset.label=label", "--set", "dataset.label_type=number", "--set", "dataset.max_rows=600",
+        "-o", out("paws.h5"), "--no-progress")
+    check_recipes(out("paws.h5"), 600)
+    with h5py.File(out("paws.h5"), "r") as f:
+        assert set(f["examples/label_value"][...]) <= {0.0, 1.0}
+    run("run", "--set", "dataset.format=parallel", "--set", "dataset.s1=" + os.path.join(DATASETS, "snli/s1.dev"),
+        "--set", "dataset.s2=" + os.path.join(DATASETS, "snli/s2.dev"),
+        "--set", "dataset.labels=" + os.path.join(DATASETS, "snli/labels.dev"), "--set", "dataset.max_rows=600",
+        "-o", out("snli.h5"), "--no-progress")
+    check_recipes(out("snli.h5"), 600)
+    print(f"stsb dev {n}, paws 600, snli 600 examples checked")
+
+
+def test_kill_and_resume():
+    """SIGKILL at random moments, rerun to completion: identical to an uninterrupted run."""
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=64"]
+    run("run", *args, "-o", out("ref.h5"))
+    rng = random.Random(1234)
+    target = out("killed.h5")
+    kills = 0
+    for attempt in range(3):
+        p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(1.5, 6.0))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        p.wait()
+        assert not os.path.exists(target) or p.returncode == 0, "a killed run left a final file"
+    p = run("run", *args, "-o", target)
+    print(f"{kills} SIGKILLs; final run: {p.stderr.splitlines()[0] if p.stderr else ''}")
+    with h5py.File(out("ref.h5"), "r") as x, h5py.File(target, "r") as y:
+        diffs = same_content(all_content(x), all_content(y))
+    assert not diffs, diffs[:10]
+    assert not os.path.exists(target + ".parts")
+
+
+def test_sigint_stops_cleanly_and_refuses_changed_resume():
+    model_dir()
+    need_datasets()
+    target = out("int.h5")
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=64", "-o", target]
+    p = subprocess.Popen([BIN, "run", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate()
+    assert p.returncode == 130, (p.returncode, err)
+    assert "Rerun the same command to resume" in err, err
+    assert not os.path.exists(target)
+    q = run("run", *args, "--set", "output.dtype=float32", check=False)
+    assert q.returncode != 0 and "configuration changed (output.dtype 'float16' -> 'float32')" in q.stderr, q.stderr
+    r = run("run", *args)
+    assert "resuming:" in r.stderr, r.stderr
+    check_recipes(target, 1500)
+    again = run("run", *args)
+    assert "already complete" in again.stderr
+
+
+def test_shards_and_merge():
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=50"]
+    run("run", *args, "-o", out("single.h5"))
+    shards = []
+    for i in range(4):
+        shards.append(out(f"shard{i}.h5"))
+        run("run", *args, "--shard", f"{i}/4", "-o", shards[-1])
+    run("merge", out("merged.h5"), *shards)
+    with h5py.File(out("single.h5"), "r") as x, h5py.File(out("merged.h5"), "r") as y:
+        diffs = same_content(all_content(x), all_content(y))
+    assert not diffs, diffs[:10]
+    for args_, message in (((shards[0], shards[1], shards[2]), "missing shard(s) 3/4"),
+                           ((shards[0], shards[1], shards[1], shards[3]), "shard 1/4 given twice"),
+                           ((shards[0], out("sample_for_merge.h5")), "incompatible")):
+        if "sample_for_merge" in args_[-1]:
+            run("run", "-c", "configs/default.yaml", "--set", "output.path=" + args_[-1], "--no-progress")
+        p = run("merge", out("bad_merge.h5"), *args_, check=False)
+        assert p.returncode != 0 and message in p.stderr, (message, p.stderr)
+        assert not os.path.exists(out("bad_merge.h5"))
+
+
+def test_bad_rows_error_and_skip():
+    model_dir()
+    bad = out("bad.tsv")
+    with open(bad, "wb") as f:
+        f.write(b"sentence1\tsentence2\tscore\nfine\tpair\t1\ntoo few\n\xff\xfe\tx\t2\nok\tagain\tthree\nlast\tone\t4\n")
+    target = out("bad.h5")
+    base = ["--set", "dataset.path=" + bad, "--set", "dataset.label=score", "--set", "dataset.label_type=number",
+            "-o", target, "--no-progress"]
+    p = run("run", *base, check=False)
+    assert p.returncode != 0 and f"{bad}:3: expected 3 fields as in the header, found 1" in p.stderr, p.stderr
+    assert not os.path.exists(target)
+    p = run("run", *base, "--set", "dataset.on_bad_row=skip", "--overwrite")
+    with h5py.File(target, "r") as f:
+        assert len(f["examples/index"]) == 2 and f.attrs["rows_skipped"] == 3 and f.attrs["rows_read"] == 5
+        reasons = list(f["rejects/reason"].asstr()[...])
+        assert list(f["rejects/line"][...]) == [3, 4, 5], list(f["rejects/line"][...])
+        assert "sentence_a: invalid UTF-8 at byte 0" in reasons[1] and "cannot parse 'three'" in reasons[2]
+    with open(target + ".rejects.tsv") as f:
+        assert len(f.read().splitlines()) == 4
+
+
+def test_config_errors():
+    cfg = out("bad.yaml")
+    with open(cfg, "w") as f:
+        f.write("dataset:\n  path: x.tsv\n  delimter: ','\n")
+    p = run("run", "-c", cfg, check=False)
+    assert p.returncode != 0 and f"{cfg}:3: unknown key 'dataset.delimter' (did you mean 'dataset.delimiter'?)" in p.stderr, p.stderr
+    p = run("run", "-c", "configs/default.yaml", "--set", "engine.threads=lots", check=False)
+    assert p.returncode != 0 and "--set engine.threads=lots: engine.threads: expected an integer" in p.stderr, p.stderr
+    p = run("run", "-c", "configs/default.yaml", "--dump-config", "--set", "engine.precision=bf16")
+    assert "precision: \"bf16\"" in p.stdout and "path: \"data/sample_pairs.tsv\"" in p.stdout, p.stdout
+    p = run("run", "-c", "configs/default.yaml", "--set", "output.layers=0,9", "--set", "output.path=" + out("l.h5"),
+            check=False)
+    assert p.returncode != 0 and "index 9 is out of range (there are 6)" in p.stderr, p.stderr
+
+
+TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
+
+
+def main():
+    global BIN, WORK
+    BIN = os.path.abspath(sys.argv[1])
+    names = list(TESTS) if sys.argv[2] == "all" else [sys.argv[2]]
+    passed = failed = skipped = 0
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix=f"attnscan_{name}_") as WORK:
+            try:
+                TESTS[name]()
+                print(f"PASS {name}")
+                passed += 1
+            except Skip as e:
+                print(f"SKIP {name}: {e}")
+                skipped += 1
+            except Exception as e:  # noqa: BLE001 - report every failure with its message
+                import traceback
+                traceback.print_exc()
+                print(f"FAIL {name}: {e}")
+                failed += 1
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if failed:
+        return 1
+    return 77 if skipped and not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
