@@ -146,23 +146,24 @@ def test_compression_lz4_and_deflate():
 
 
 def test_datasets_stsb_paws_snli():
+    """The shipped configs for the three real datasets (paths ../shared/datasets from the repo root)."""
     model_dir()
     need_datasets()
-    n = check_recipes(out("stsb.h5") if run("run", *STSB_DEV, "-o", out("stsb.h5")) else None, 1500)
+    run("run", "-c", "configs/stsb-raw.yaml", "--set", "dataset.path=../shared/datasets/stsb/sts-dev.csv",
+        "-o", out("stsb.h5"), "--no-progress")
+    check_recipes(out("stsb.h5"), 1500)
     with h5py.File(out("stsb.h5"), "r") as f:
         assert f["examples/label_value"][0] == float(f["examples/label"].asstr()[0])
-    run("run", "--set", "dataset.path=" + os.path.join(DATASETS, "paws/dev.tsv"), "--set", "dataset.id=id",
-        "--set", "dataset.label=label", "--set", "dataset.label_type=number", "--set", "dataset.max_rows=600",
-        "-o", out("paws.h5"), "--no-progress")
+        assert f["examples/id"].asstr()[0] == "0000"
+    run("run", "-c", "configs/paws.yaml", "--set", "dataset.max_rows=600", "-o", out("paws.h5"), "--no-progress")
     check_recipes(out("paws.h5"), 600)
     with h5py.File(out("paws.h5"), "r") as f:
         assert set(f["examples/label_value"][...]) <= {0.0, 1.0}
-    run("run", "--set", "dataset.format=parallel", "--set", "dataset.s1=" + os.path.join(DATASETS, "snli/s1.dev"),
-        "--set", "dataset.s2=" + os.path.join(DATASETS, "snli/s2.dev"),
-        "--set", "dataset.labels=" + os.path.join(DATASETS, "snli/labels.dev"), "--set", "dataset.max_rows=600",
-        "-o", out("snli.h5"), "--no-progress")
+        assert f["attention"].attrs["compression"] == "lz4"
+    run("run", "-c", "configs/snli.yaml", "--set", "dataset.max_rows=600", "-o", out("snli.h5"), "--no-progress")
     check_recipes(out("snli.h5"), 600)
-    print(f"stsb dev {n}, paws 600, snli 600 examples checked")
+    with h5py.File(out("snli.h5"), "r") as f:
+        assert set(f["examples/label"].asstr()[...]) <= {"entailment", "neutral", "contradiction"}
 
 
 def test_kill_and_resume():
