@@ -1,5 +1,8 @@
 #include "run/example_columns.hpp"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,10 +32,25 @@ uint16_t float_to_half(float f) {  // IEEE round-to-nearest-even; values here ar
   return static_cast<uint16_t>(half);
 }
 
-void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc,
-                    const EncoderOutput* out, int64_t b, const LayoutParams& p) {
+namespace {
+
+__attribute__((target("avx,f16c"))) void to_half_f16c(const float* src, uint16_t* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) dst[i] = float_to_half(src[i]);
+}
+
+void to_half(const float* src, uint16_t* dst, std::size_t n) {
+  static const bool f16c = __builtin_cpu_supports("f16c");
+  if (f16c) return to_half_f16c(src, dst, n);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = float_to_half(src[i]);
+}
+
+}  // namespace
+
+void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc, int64_t attention_offset) {
   auto& e = c.examples;
-  const auto n = static_cast<uint32_t>(enc.size());
   e.index.push_back(index);
   e.row.push_back(r.source_row);
   e.id.push_back(r.id);
@@ -41,11 +59,12 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
   e.label.push_back(r.label.value_or(""));
   e.has_label.push_back(r.label ? 1 : 0);
   e.label_value.push_back(r.label_value.value_or(std::numeric_limits<double>::quiet_NaN()));
-  e.n_tokens.push_back(n);
+  e.n_tokens.push_back(static_cast<uint32_t>(enc.size()));
   e.tokens_a.push_back(static_cast<uint32_t>(enc.tokens_a));
   e.tokens_b.push_back(static_cast<uint32_t>(enc.tokens_b));
   e.truncated.push_back(enc.truncated ? 1 : 0);
   e.token_offset.push_back(c.tokens.size());
+  e.attention_offset.push_back(attention_offset);
   for (std::size_t t = 0; t < enc.size(); ++t) {
     c.tokens.id.push_back(enc.ids[t]);
     c.tokens.text.push_back(enc.tokens[t]);
@@ -53,32 +72,24 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
     c.tokens.word_index.push_back(enc.word_index[t]);
     c.tokens.special.push_back(enc.special[t]);
   }
-  if (!out) {
-    e.attention_offset.push_back(-1);
-    return;
-  }
-  const std::size_t vs = attention_value_size(p.dtype);
-  e.attention_offset.push_back(static_cast<int64_t>(c.attention.size() / vs));
-  const std::size_t count = p.layers.size() * p.heads.size() * n * n;
-  std::size_t pos = c.attention.size();
-  c.attention.resize(pos + count * vs);
-  uint8_t* dst = c.attention.data() + pos;
+}
+
+void write_attention(uint8_t* dst, const EncoderOutput& out, int64_t b, int64_t n, const LayoutParams& p) {
+  const std::size_t vs = attention_value_size(p.dtype), row = static_cast<std::size_t>(n);
   for (int64_t l : p.layers)
     for (int64_t h : p.heads) {
-      const float* a = out->attention_at(b, l, h);
-      for (uint32_t q = 0; q < n; ++q)
-        for (uint32_t k = 0; k < n; ++k) {
-          const float v = a[q * out->seq_len + k];
-          if (p.dtype == AttentionDType::F32) {
-            std::memcpy(dst, &v, 4);
-          } else if (p.dtype == AttentionDType::F16) {
-            uint16_t hv = float_to_half(v);
-            std::memcpy(dst, &hv, 2);
-          } else {
-            *dst = static_cast<uint8_t>(std::lround(std::min(1.0f, std::max(0.0f, v)) * 255.0f));
-          }
-          dst += vs;
+      const float* a = out.attention_at(b, l, h);
+      for (int64_t q = 0; q < n; ++q, dst += row * vs) {
+        const float* src = a + q * out.seq_len;
+        if (p.dtype == AttentionDType::F32) {
+          std::memcpy(dst, src, row * 4);
+        } else if (p.dtype == AttentionDType::F16) {
+          to_half(src, reinterpret_cast<uint16_t*>(dst), row);  // dst is 2-byte aligned: offsets count values
+        } else {
+          for (std::size_t k = 0; k < row; ++k)
+            dst[k] = static_cast<uint8_t>(std::lround(std::min(1.0f, std::max(0.0f, src[k])) * 255.0f));
         }
+      }
     }
 }
 

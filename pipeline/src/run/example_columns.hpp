@@ -8,8 +8,13 @@
 
 namespace attnscan {
 
+// Metadata and tokens of one example; attention_offset: its first value in the block's attention
+// buffer, or -1 when its attention is not stored.
 void append_example(LayoutChunk& chunk, uint64_t index, const PairRecord& record, const Encoding& encoding,
-                    const EncoderOutput* output, int64_t batch_row, const LayoutParams& params);
+                    int64_t attention_offset);
+
+// Writes example `batch_row`'s stored layers and heads, n x n each, in the storage dtype, to dst.
+void write_attention(uint8_t* dst, const EncoderOutput& output, int64_t batch_row, int64_t n, const LayoutParams& params);
 
 void append_reject(LayoutChunk& chunk, uint64_t index, const RejectedRow& row);
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
-#include <numeric>
 
+#include "run/batching.hpp"
 #include "run/example_columns.hpp"
 
 namespace attnscan {
@@ -51,46 +51,7 @@ class RowStream {
   std::deque<Row> queue_;
 };
 
-template <typename T>
-void move_append(std::vector<T>& dst, std::vector<T>& src) {
-  dst.insert(dst.end(), std::make_move_iterator(src.begin()), std::make_move_iterator(src.end()));
-}
-
 }  // namespace
-
-void append_chunk(LayoutChunk& dst, LayoutChunk&& src, std::size_t value_size) {
-  const uint64_t tok_base = dst.tokens.size();
-  const auto value_base = static_cast<int64_t>(dst.attention.size() / value_size);
-  auto& d = dst.examples;
-  auto& s = src.examples;
-  for (auto& o : s.token_offset) o += tok_base;
-  for (auto& o : s.attention_offset)
-    if (o >= 0) o += value_base;
-  move_append(d.index, s.index);
-  move_append(d.row, s.row);
-  move_append(d.id, s.id);
-  move_append(d.sentence_a, s.sentence_a);
-  move_append(d.sentence_b, s.sentence_b);
-  move_append(d.label, s.label);
-  move_append(d.has_label, s.has_label);
-  move_append(d.label_value, s.label_value);
-  move_append(d.n_tokens, s.n_tokens);
-  move_append(d.tokens_a, s.tokens_a);
-  move_append(d.tokens_b, s.tokens_b);
-  move_append(d.truncated, s.truncated);
-  move_append(d.token_offset, s.token_offset);
-  move_append(d.attention_offset, s.attention_offset);
-  move_append(dst.tokens.id, src.tokens.id);
-  move_append(dst.tokens.text, src.tokens.text);
-  move_append(dst.tokens.segment, src.tokens.segment);
-  move_append(dst.tokens.word_index, src.tokens.word_index);
-  move_append(dst.tokens.special, src.tokens.special);
-  move_append(dst.attention, src.attention);
-  move_append(dst.rejects.index, src.rejects.index);
-  move_append(dst.rejects.line, src.rejects.line);
-  move_append(dst.rejects.file, src.rejects.file);
-  move_append(dst.rejects.reason, src.rejects.reason);
-}
 
 PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
                             const PipelineSettings& s, const BlockDone& done, const BlockCommit& commit,
@@ -156,33 +117,40 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
         const auto& r = *work->items[i].record;
         items.push_back({i, tokenizer.encode_pair(r.a, r.b, s.max_length)});
       }
-    // Length buckets: sort by length, then fill batches up to the padded-token budget.
-    std::vector<std::size_t> order(items.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return items[a].enc.size() < items[b].enc.size(); });
-    std::vector<LayoutChunk> per_slot(work->items.size());
-    for (std::size_t start = 0; start < order.size();) {
-      std::size_t end = start + 1;
-      while (end < order.size() &&
-             static_cast<int64_t>((end - start + 1) * items[order[end]].enc.size()) <= s.batch_tokens)
-        ++end;
-      std::vector<const Encoding*> batch;
-      for (std::size_t k = start; k < end; ++k) batch.push_back(&items[order[k]].enc);
-      auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
-      for (std::size_t k = start; k < end; ++k) {
-        const auto& it = items[order[k]];
-        const auto& row = work->items[it.slot];
-        const bool store = s.attention_every > 0 && row.index % s.attention_every == 0;
-        // Detector plugins will score the example here, from `out`, before attention is dropped.
-        append_example(per_slot[it.slot], row.index, *row.record, it.enc, store ? &out : nullptr,
-                       static_cast<int64_t>(k - start), s.layout);
+    // Each stored example's place in the block's attention buffer, known before the forward.
+    const std::size_t per_pair = s.layout.layers.size() * s.layout.heads.size();
+    std::vector<std::size_t> lengths;
+    std::vector<int64_t> offset(items.size(), -1);
+    std::size_t values = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::size_t n = items[i].enc.size();
+      lengths.push_back(n);
+      if (s.attention_every > 0 && work->items[items[i].slot].index % s.attention_every == 0) {
+        offset[i] = static_cast<int64_t>(values);
+        values += per_pair * n * n;
       }
-      start = end;
     }
+    work->chunk.attention.resize(values * vs);
+    for (const auto& members : bucket_batches(lengths, s.batch_tokens)) {
+      std::vector<const Encoding*> batch;
+      for (auto m : members) batch.push_back(&items[m].enc);
+      auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
+      // Detector plugins will score these examples here, from `out`.
+      for (std::size_t k = 0; k < members.size(); ++k)
+        if (offset[members[k]] >= 0)
+          write_attention(work->chunk.attention.data() + static_cast<std::size_t>(offset[members[k]]) * vs, out,
+                          static_cast<int64_t>(k), static_cast<int64_t>(items[members[k]].enc.size()), s.layout);
+    }
+    // Metadata in input order; rejected rows keep their place in /rejects.
+    std::size_t next_item = 0;
     for (std::size_t i = 0; i < work->items.size(); ++i) {
-      if (work->items[i].reject) append_reject(per_slot[i], work->items[i].index, *work->items[i].reject);
-      append_chunk(work->chunk, std::move(per_slot[i]), vs);
+      const auto& row = work->items[i];
+      if (row.record) {
+        append_example(work->chunk, row.index, *row.record, items[next_item].enc, offset[next_item]);
+        ++next_item;
+      } else {
+        append_reject(work->chunk, row.index, *row.reject);
+      }
     }
     work->items.clear();
     return work;

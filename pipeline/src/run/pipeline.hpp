@@ -41,7 +41,4 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
                             const PipelineSettings& settings, const BlockDone& done, const BlockCommit& commit,
                             const std::atomic<bool>& stop, PipelineProgress& progress);
 
-// Appends `src` to `dst`, rebasing its token and attention offsets (value_size: bytes per value).
-void append_chunk(LayoutChunk& dst, LayoutChunk&& src, std::size_t value_size);
-
 }  // namespace attnscan

@@ -192,13 +192,51 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   BertEncoder encoder(model, eo);
 
+  // The output grows in OUT.tmp while blocks commit (no second pass over the data). It is not
+  // crash-safe by itself, so a rerun rebuilds it from the committed parts, which always form a
+  // prefix of this shard's blocks because commits happen in order.
+  const fs::path tmp_out = fs::path(out.string() + ".tmp");
+  fs::remove(tmp_out);
+  auto writer = std::make_unique<LayoutWriter>(tmp_out, layout);
+  auto add_counts = [&](uint64_t rows, const LayoutChunk& c) {
+    root.rows_read += rows;
+    root.rows_skipped += c.rejects.size();
+    root.examples_written += c.examples.size();
+    for (auto t : c.examples.truncated) root.examples_truncated += t;
+  };
+  {
+    std::vector<BlockSource> prefix;
+    uint64_t expected = static_cast<uint64_t>(req.shard_index);
+    for (uint64_t b : done) {
+      const fs::path p = parts / block_name(b);
+      if (b != expected) {  // cannot happen with in-order commits; redo anything after a gap
+        fs::remove(p);
+        continue;
+      }
+      LayoutReader r(p);
+      root.rows_read += static_cast<uint64_t>(r.file().attr_int("/", "block_rows_seen"));
+      root.rows_skipped += r.rejects();
+      root.examples_written += r.examples();
+      for (auto t : r.file().read<uint8_t>("examples/truncated", 0, r.examples())) root.examples_truncated += t;
+      prefix.push_back({p, 0, r.examples(), 0, r.rejects()});
+      expected += static_cast<uint64_t>(req.shard_count);
+    }
+    copy_blocks(prefix, *writer);
+    done.clear();
+    for (uint64_t b = static_cast<uint64_t>(req.shard_index); b < expected; b += static_cast<uint64_t>(req.shard_count))
+      done.insert(b);
+  }
+
   auto reader = open_dataset(cfg.dataset);
   PipelineProgress progress;
   std::atomic<double> fraction{0.0};
+  uint64_t next_block = done.empty() ? static_cast<uint64_t>(req.shard_index) : *done.rbegin() + req.shard_count;
   auto commit = [&](uint64_t block, uint64_t rows, LayoutChunk&& chunk) {
+    if (block != next_block) throw Error("internal: block " + std::to_string(block) + " committed out of order");
+    next_block += static_cast<uint64_t>(req.shard_count);
     const fs::path final_path = parts / block_name(block), tmp = fs::path(final_path.string() + ".tmp");
     {
-      LayoutWriter w(tmp, layout);
+      LayoutWriter w(tmp, layout, static_cast<int64_t>(chunk.attention.size() / attention_value_size(layout.dtype)));
       w.append(chunk);
       auto& f = w.file();
       f.set_attr("/", "format", std::string(kFormatName));
@@ -208,6 +246,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
       f.flush();
     }
     durable_rename(tmp, final_path);
+    writer->append(chunk);
+    add_counts(rows, chunk);
     fraction = reader->fraction();
   };
   PipelineResult result;
@@ -218,34 +258,21 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
                           progress);
   }
   if (!result.reached_end) {
+    writer.reset();
+    fs::remove(tmp_out);
     log << "interrupted: " << progress.blocks.load() << " new block(s) committed (" << (done.size() + progress.blocks.load())
         << " in all) in " << parts.string() << ". Rerun the same command to resume.\n";
     return kRunInterrupted;
   }
-
-  // Assemble every block of this shard, in order, into OUT.tmp, then make it visible.
   const uint64_t blocks_total = (result.rows_total + cfg.block_rows - 1) / cfg.block_rows;
-  std::vector<BlockSource> sources;
-  for (uint64_t b = static_cast<uint64_t>(req.shard_index); b < blocks_total; b += static_cast<uint64_t>(req.shard_count)) {
-    const fs::path p = parts / block_name(b);
-    if (!fs::exists(p)) throw Error(p.string() + ": block missing after a complete pass; rerun to redo it");
-    LayoutReader r(p);
-    const auto& e = r.file();
-    root.rows_read += static_cast<uint64_t>(e.attr_int("/", "block_rows_seen"));
-    root.rows_skipped += r.rejects();
-    root.examples_written += r.examples();
-    for (auto t : e.read<uint8_t>("examples/truncated", 0, r.examples())) root.examples_truncated += t;
-    sources.push_back({p, 0, r.examples(), 0, r.rejects()});
-  }
-  const fs::path tmp_out = fs::path(out.string() + ".tmp");
-  uint64_t attention_values = 0;
-  {
-    LayoutWriter w(tmp_out, layout);
-    copy_blocks(sources, w);
-    write_root(w.file(), root);
-    w.file().flush();
-    attention_values = w.attention_values();
-  }
+  if (next_block < blocks_total)
+    throw Error("internal: input ended at block " + std::to_string(next_block) + " of " + std::to_string(blocks_total));
+
+  const auto t_finish = std::chrono::steady_clock::now();
+  const uint64_t attention_values = writer->attention_values();
+  write_root(writer->file(), root);
+  writer->file().flush();
+  writer.reset();
   if (root.rows_skipped > 0) {
     const fs::path rejects = write_rejects_tsv(tmp_out, out);
     log << "  " << root.rows_skipped << " skipped row(s) listed in " << rejects.string() << "\n";
@@ -253,7 +280,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   durable_rename(tmp_out, out);
   fs::remove_all(parts);
 
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto now = std::chrono::steady_clock::now();
+  const double secs = std::chrono::duration<double>(now - t0).count();
+  const double finish_secs = std::chrono::duration<double>(now - t_finish).count();
   const uint64_t bytes = fs::file_size(out);
   log << "done: " << out.string() << "\n"
       << "  pairs written " << root.examples_written << ", rows read " << root.rows_read << ", skipped " << root.rows_skipped
@@ -261,7 +290,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
       << "  this invocation: " << progress.examples.load() << " pairs in " << secs << " s ("
       << static_cast<double>(progress.examples.load()) / secs << " pairs/s, "
       << static_cast<double>(progress.tokens.load()) / secs << " tokens/s)\n"
-      << "  attention values " << attention_values << ", file " << human_bytes(bytes) << "\n";
+      << "  attention values " << attention_values << ", file " << human_bytes(bytes) << " (finished in "
+      << finish_secs << " s)\n";
   return kRunOk;
 }
 

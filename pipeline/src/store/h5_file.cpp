@@ -89,6 +89,7 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(dcpl.get(), 1, cdims);
+  H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
   if (c == Compression::Deflate) {
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), 4);
@@ -105,11 +106,33 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   H5Dclose(d);
 }
 
+void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size) {
+  hsize_t dims[1] = {size};
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);  // every value is written; no fill pass
+  hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
+  if (d < 0) fail("cannot create dataset " + name);
+  H5Dclose(d);
+  filled_[name] = 0;
+}
+
 void File::append_raw(const std::string& name, const void* data, std::size_t count) {
   if (count == 0) return;
   Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d) fail("no dataset " + name);
   Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (auto fixed = filled_.find(name); fixed != filled_.end()) {
+    Handle space(H5Dget_space(d.get()), H5Sclose);
+    hsize_t start = fixed->second, n = count;
+    if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0) fail("overfull " + name);
+    Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (H5Dwrite(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail("cannot write " + name);
+    fixed->second += count;
+    return;
+  }
   Handle fspace(H5Dget_space(d.get()), H5Sclose);
   hsize_t cur = 0;
   H5Sget_simple_extent_dims(fspace.get(), &cur, nullptr);

@@ -30,7 +30,7 @@ hid_t attention_type(AttentionDType t) {
 
 }  // namespace
 
-LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams& params)
+LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values)
     : file_(h5::File::create(path)), params_(params) {
   auto& f = file_;
   const auto str = h5::utf8_string_type();
@@ -46,7 +46,10 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   f.create_dataset("tokens/segment", H5T_STD_U8LE, kTokenChunk);
   f.create_dataset("tokens/word_index", H5T_STD_I32LE, kTokenChunk);
   f.create_dataset("tokens/special", H5T_STD_U8LE, kTokenChunk);
-  f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
+  if (attention_values >= 0 && params.compression == Compression::None)
+    f.create_fixed_dataset("attention/values", attention_type(params.dtype), static_cast<std::size_t>(attention_values));
+  else
+    f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
   for (const char* n : {"rejects/index", "rejects/line"}) f.create_dataset(n, H5T_STD_U64LE, 1024);
   for (const char* n : {"rejects/file", "rejects/reason"}) f.create_dataset(n, str, 1024);
   f.set_attr("/attention", "layers", params.layers);

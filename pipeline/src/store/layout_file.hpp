@@ -23,7 +23,9 @@ const char* compression_name(Compression c);
 
 class LayoutWriter {
  public:
-  LayoutWriter(const std::filesystem::path& path, const LayoutParams& params);
+  // attention_values: the exact total when known (>= 0): uncompressed attention is then one
+  // contiguous dataset, written without chunk bookkeeping.
+  LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values = -1);
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
   h5::File& file() { return file_; }
