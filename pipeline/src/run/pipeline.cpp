@@ -3,7 +3,6 @@
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
-#include <algorithm>
 #include <deque>
 #include <memory>
 
@@ -51,103 +50,163 @@ class RowStream {
   std::deque<Row> queue_;
 };
 
-}  // namespace
+// Groups rows into blocks of block_rows and hands out this shard's blocks that `wanted` accepts;
+// the rows of other blocks are read and counted, nothing more.
+class BlockReader {
+ public:
+  BlockReader(PairReader& r, const PipelineSettings& s, BlockDone skip)
+      : rows_(r, s.max_rows), s_(s), skip_(std::move(skip)) {}
 
-PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
-                            const PipelineSettings& s, const BlockDone& done, const BlockCommit& commit,
-                            const std::atomic<bool>& stop, PipelineProgress& progress) {
-  RowStream rows(reader, s.max_rows);
-  PipelineResult result;
-  std::optional<Row> pending;  // first row of the next block
-  bool exhausted = false;
-  const std::size_t vs = attention_value_size(s.layout.dtype);
-
-  auto read_block = [&](tbb::flow_control& fc) -> std::shared_ptr<BlockWork> {
+  std::shared_ptr<BlockWork> next() {
     for (;;) {
-      if (stop.load()) {
-        fc.stop();
-        return nullptr;
-      }
       Row row;
-      if (pending) {
-        row = std::move(*pending);
-        pending.reset();
-      } else if (!rows.next(row)) {
-        exhausted = true;
-        result.reached_end = true;
-        fc.stop();
+      if (pending_) {
+        row = std::move(*pending_);
+        pending_.reset();
+      } else if (!rows_.next(row)) {
         return nullptr;
       }
       auto work = std::make_shared<BlockWork>();
-      work->number = row.index / s.block_rows;
-      const bool mine = static_cast<int>(work->number % static_cast<uint64_t>(s.shard_count)) == s.shard_index &&
-                        !done(work->number);
+      work->number = row.index / s_.block_rows;
+      const bool mine = static_cast<int>(work->number % static_cast<uint64_t>(s_.shard_count)) == s_.shard_index &&
+                        !(skip_ && skip_(work->number));
       auto take = [&](Row&& r) {
         ++work->rows;
-        result.rows_total = r.index + 1;
+        rows_total_ = r.index + 1;
         if (mine) work->items.push_back(std::move(r));
       };
       take(std::move(row));
       Row next;
-      while (rows.next(next)) {
-        if (next.index / s.block_rows != work->number) {
-          pending = std::move(next);
+      while (rows_.next(next)) {
+        if (next.index / s_.block_rows != work->number) {
+          pending_ = std::move(next);
           break;
         }
         take(std::move(next));
       }
-      if (!pending) exhausted = true;
       if (mine) return work;
-      if (exhausted) {
-        result.reached_end = true;
-        fc.stop();
-        return nullptr;
-      }
     }
+  }
+  uint64_t rows_total() const { return rows_total_; }
+
+ private:
+  RowStream rows_;
+  const PipelineSettings& s_;
+  BlockDone skip_;
+  std::optional<Row> pending_;
+  uint64_t rows_total_ = 0;
+};
+
+std::vector<Encoding> tokenize_block(const BlockWork& work, const WordPieceTokenizer& tok, std::size_t max_length) {
+  std::vector<Encoding> out;
+  for (const auto& row : work.items)
+    if (row.record) out.push_back(tok.encode_pair(row.record->a, row.record->b, max_length));
+  return out;
+}
+
+// Attention values of each example of a block (0 when not stored), in input order.
+std::vector<uint64_t> attention_sizes(const BlockWork& work, const std::vector<Encoding>& encodings,
+                                      const PipelineSettings& s) {
+  const uint64_t per_pair = s.layout.layers.size() * s.layout.heads.size();
+  std::vector<uint64_t> sizes;
+  std::size_t e = 0;
+  for (const auto& row : work.items) {
+    if (!row.record) continue;
+    const uint64_t n = encodings[e++].size();
+    sizes.push_back(s.attention_every > 0 && row.index % s.attention_every == 0 ? per_pair * n * n : 0);
+  }
+  return sizes;
+}
+
+template <typename Read, typename Work, typename Finish>
+void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
+  tbb::task_arena arena(std::max(1, inflight));
+  arena.execute([&] {
+    tbb::parallel_pipeline(
+        static_cast<std::size_t>(std::max(1, inflight)),
+        tbb::make_filter<void, std::shared_ptr<BlockWork>>(tbb::filter_mode::serial_in_order, read) &
+            tbb::make_filter<std::shared_ptr<BlockWork>, std::shared_ptr<BlockWork>>(tbb::filter_mode::parallel, work) &
+            tbb::make_filter<std::shared_ptr<BlockWork>, void>(tbb::filter_mode::serial_in_order, finish));
+  });
+}
+
+}  // namespace
+
+AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& s) {
+  BlockReader blocks(reader, s, nullptr);
+  AttentionPlan plan;
+  run_blocks(
+      s.inflight,
+      [&](tbb::flow_control& fc) -> std::shared_ptr<BlockWork> {
+        auto w = blocks.next();
+        if (!w) fc.stop();
+        return w;
+      },
+      [&](std::shared_ptr<BlockWork> w) {
+        uint64_t total = 0;
+        for (auto v : attention_sizes(*w, tokenize_block(*w, tokenizer, s.max_length), s)) total += v;
+        w->rows = total;  // reused to carry the block's value count
+        w->items.clear();
+        return w;
+      },
+      [&](std::shared_ptr<BlockWork> w) {
+        plan.block_start[w->number] = plan.total_values;
+        plan.total_values += w->rows;
+      });
+  return plan;
+}
+
+PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
+                            const PipelineSettings& s, const BlockDone& done, const BlockCommit& commit,
+                            const std::atomic<bool>& stop, PipelineProgress& progress) {
+  BlockReader blocks(reader, s, done);
+  PipelineResult result;
+  const std::size_t vs = attention_value_size(s.layout.dtype);
+
+  auto read_block = [&](tbb::flow_control& fc) -> std::shared_ptr<BlockWork> {
+    if (stop.load()) {
+      fc.stop();
+      return nullptr;
+    }
+    auto w = blocks.next();
+    if (!w) {
+      result.reached_end = true;
+      fc.stop();
+    }
+    return w;
   };
 
   auto process_block = [&](std::shared_ptr<BlockWork> work) -> std::shared_ptr<BlockWork> {
-    struct Item {
-      std::size_t slot;
-      Encoding enc;
-    };
-    std::vector<Item> items;
-    for (std::size_t i = 0; i < work->items.size(); ++i)
-      if (work->items[i].record) {
-        const auto& r = *work->items[i].record;
-        items.push_back({i, tokenizer.encode_pair(r.a, r.b, s.max_length)});
-      }
+    const std::vector<Encoding> encodings = tokenize_block(*work, tokenizer, s.max_length);
+    const std::vector<uint64_t> sizes = attention_sizes(*work, encodings, s);
     // Each stored example's place in the block's attention buffer, known before the forward.
-    const std::size_t per_pair = s.layout.layers.size() * s.layout.heads.size();
     std::vector<std::size_t> lengths;
-    std::vector<int64_t> offset(items.size(), -1);
-    std::size_t values = 0;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::size_t n = items[i].enc.size();
-      lengths.push_back(n);
-      if (s.attention_every > 0 && work->items[items[i].slot].index % s.attention_every == 0) {
+    std::vector<int64_t> offset(encodings.size(), -1);
+    uint64_t values = 0;
+    for (std::size_t i = 0; i < encodings.size(); ++i) {
+      lengths.push_back(encodings[i].size());
+      if (sizes[i] > 0) {
         offset[i] = static_cast<int64_t>(values);
-        values += per_pair * n * n;
+        values += sizes[i];
       }
     }
     work->chunk.attention.resize(values * vs);
     for (const auto& members : bucket_batches(lengths, s.batch_tokens)) {
       std::vector<const Encoding*> batch;
-      for (auto m : members) batch.push_back(&items[m].enc);
+      for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
       // Detector plugins will score these examples here, from `out`.
       for (std::size_t k = 0; k < members.size(); ++k)
         if (offset[members[k]] >= 0)
           write_attention(work->chunk.attention.data() + static_cast<std::size_t>(offset[members[k]]) * vs, out,
-                          static_cast<int64_t>(k), static_cast<int64_t>(items[members[k]].enc.size()), s.layout);
+                          static_cast<int64_t>(k), static_cast<int64_t>(encodings[members[k]].size()), s.layout);
     }
     // Metadata in input order; rejected rows keep their place in /rejects.
-    std::size_t next_item = 0;
-    for (std::size_t i = 0; i < work->items.size(); ++i) {
-      const auto& row = work->items[i];
+    std::size_t e = 0;
+    for (const auto& row : work->items) {
       if (row.record) {
-        append_example(work->chunk, row.index, *row.record, items[next_item].enc, offset[next_item]);
-        ++next_item;
+        append_example(work->chunk, row.index, *row.record, encodings[e], offset[e]);
+        ++e;
       } else {
         append_reject(work->chunk, row.index, *row.reject);
       }
@@ -173,15 +232,8 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
     progress.blocks += 1;
   };
 
-  tbb::task_arena arena(std::max(1, s.inflight));
-  arena.execute([&] {
-    tbb::parallel_pipeline(
-        static_cast<std::size_t>(std::max(1, s.inflight)),
-        tbb::make_filter<void, std::shared_ptr<BlockWork>>(tbb::filter_mode::serial_in_order, read_block) &
-            tbb::make_filter<std::shared_ptr<BlockWork>, std::shared_ptr<BlockWork>>(tbb::filter_mode::parallel,
-                                                                                    process_block) &
-            tbb::make_filter<std::shared_ptr<BlockWork>, void>(tbb::filter_mode::serial_in_order, commit_block));
-  });
+  run_blocks(s.inflight, read_block, process_block, commit_block);
+  result.rows_total = blocks.rows_total();
   if (stop.load()) result.reached_end = false;
   return result;
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 
 #include "attnscan/dataset.hpp"
 #include "attnscan/encoder.hpp"
@@ -35,6 +36,14 @@ struct PipelineResult {
 };
 
 using BlockDone = std::function<bool(uint64_t block)>;
+
+// Where each of this shard's blocks starts in the output's attention values, from a tokenizing
+// pre-pass over the input (no model). Lets attention go straight to its final place.
+struct AttentionPlan {
+  std::map<uint64_t, uint64_t> block_start;
+  uint64_t total_values = 0;
+};
+AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& settings);
 using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, LayoutChunk&& chunk)>;
 
 PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,

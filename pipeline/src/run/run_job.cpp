@@ -1,6 +1,11 @@
 #include "run/run_job.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -90,6 +95,51 @@ std::set<uint64_t> committed_blocks(const fs::path& dir) {
     if (std::sscanf(name.c_str(), "block-%" SCNu64 ".h5", &b) == 1 && name == block_name(b)) done.insert(b);
   }
   return done;
+}
+
+void write_all_at(int fd, const uint8_t* data, std::size_t n, uint64_t offset, const fs::path& path) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path.string() + ": write failed: " + std::strerror(errno));
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+}
+
+// OUT.tmp for the final metadata pass. If an earlier finishing pass was killed and left it
+// unreadable, a fresh file is made and the attention bytes (never touched by HDF5) moved over.
+LayoutWriter reopen_or_rebuild(const fs::path& tmp, const LayoutParams& layout, uint64_t values, uint64_t at,
+                               std::ostream& log) {
+  try {
+    return LayoutWriter::reopen(tmp, layout);
+  } catch (const Error& e) {
+    log << "note: " << tmp.string() << " was damaged by an interruption (" << e.what() << "); rebuilding it\n";
+  }
+  const fs::path fresh = tmp.string() + ".rebuild";
+  uint64_t fresh_at = 0;
+  {
+    LayoutWriter w(fresh, layout, static_cast<int64_t>(values), true);
+    fresh_at = w.attention_file_offset();
+    w.file().flush();
+  }
+  const uint64_t bytes = values * attention_value_size(layout.dtype);
+  int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC), out = ::open(fresh.c_str(), O_WRONLY | O_CLOEXEC);
+  if (in < 0 || out < 0) throw Error(tmp.string() + ": cannot rebuild");
+  std::vector<uint8_t> buf(64u << 20);
+  for (uint64_t done = 0; done < bytes;) {
+    ssize_t r = ::pread(in, buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
+    if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
+    write_all_at(out, buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
+    done += static_cast<uint64_t>(r);
+  }
+  ::close(in);
+  ::close(out);
+  durable_rename(fresh, tmp);
+  return LayoutWriter::reopen(tmp, layout);
 }
 
 std::string human_bytes(uint64_t b) {
@@ -192,62 +242,77 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   BertEncoder encoder(model, eo);
 
-  // The output grows in OUT.tmp while blocks commit (no second pass over the data). It is not
-  // crash-safe by itself, so a rerun rebuilds it from the committed parts, which always form a
-  // prefix of this shard's blocks because commits happen in order.
+  // Uncompressed attention is written once, straight into its final place: a tokenizing pre-pass
+  // sizes it, OUT.tmp is created with the attention dataset allocated, and each block's bytes are
+  // written there raw before its (metadata-only) part commits. Compressed attention stays in the
+  // parts and is copied once at the end.
   const fs::path tmp_out = fs::path(out.string() + ".tmp");
-  fs::remove(tmp_out);
-  auto writer = std::make_unique<LayoutWriter>(tmp_out, layout);
-  auto add_counts = [&](uint64_t rows, const LayoutChunk& c) {
-    root.rows_read += rows;
-    root.rows_skipped += c.rejects.size();
-    root.examples_written += c.examples.size();
-    for (auto t : c.examples.truncated) root.examples_truncated += t;
-  };
-  {
-    std::vector<BlockSource> prefix;
-    uint64_t expected = static_cast<uint64_t>(req.shard_index);
-    for (uint64_t b : done) {
-      const fs::path p = parts / block_name(b);
-      if (b != expected) {  // cannot happen with in-order commits; redo anything after a gap
-        fs::remove(p);
-        continue;
-      }
-      LayoutReader r(p);
-      root.rows_read += static_cast<uint64_t>(r.file().attr_int("/", "block_rows_seen"));
-      root.rows_skipped += r.rejects();
-      root.examples_written += r.examples();
-      for (auto t : r.file().read<uint8_t>("examples/truncated", 0, r.examples())) root.examples_truncated += t;
-      prefix.push_back({p, 0, r.examples(), 0, r.rejects()});
-      expected += static_cast<uint64_t>(req.shard_count);
+  const bool direct = layout.compression == Compression::None;
+  const std::size_t vs = attention_value_size(layout.dtype);
+  AttentionPlan plan;
+  uint64_t attention_at = 0;  // byte offset of attention/values in OUT.tmp
+  int fd = -1;
+  if (direct) {
+    auto pre = open_dataset(cfg.dataset);
+    plan = plan_attention(*pre, tokenizer, ps);
+    const fs::path note = parts / "attention.txt";
+    uint64_t noted_total = 0;
+    bool reuse = false;
+    if (fs::exists(note) && fs::exists(tmp_out)) {
+      std::ifstream in(note);
+      reuse = static_cast<bool>(in >> noted_total >> attention_at) && noted_total == plan.total_values;
     }
-    copy_blocks(prefix, *writer);
-    done.clear();
-    for (uint64_t b = static_cast<uint64_t>(req.shard_index); b < expected; b += static_cast<uint64_t>(req.shard_count))
-      done.insert(b);
+    if (!reuse) {
+      if (!done.empty()) log << "note: " << tmp_out.string() << " missing or stale: redoing all blocks\n";
+      for (uint64_t b : done) fs::remove(parts / block_name(b));
+      done.clear();
+      {
+        LayoutWriter w(tmp_out, layout, static_cast<int64_t>(plan.total_values), /*external_attention=*/true);
+        attention_at = w.attention_file_offset();
+        w.file().flush();
+      }
+      fsync_path(tmp_out);
+      {
+        std::ofstream o(note.string() + ".tmp");
+        o << plan.total_values << " " << attention_at << "\n";
+      }
+      durable_rename(note.string() + ".tmp", note);
+    }
+    fd = ::open(tmp_out.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(tmp_out.string() + ": cannot open for writing attention");
   }
+  struct FdCloser {
+    int& fd;
+    ~FdCloser() {
+      if (fd >= 0) ::close(fd);
+    }
+  } closer{fd};
 
   auto reader = open_dataset(cfg.dataset);
   PipelineProgress progress;
   std::atomic<double> fraction{0.0};
-  uint64_t next_block = done.empty() ? static_cast<uint64_t>(req.shard_index) : *done.rbegin() + req.shard_count;
   auto commit = [&](uint64_t block, uint64_t rows, LayoutChunk&& chunk) {
-    if (block != next_block) throw Error("internal: block " + std::to_string(block) + " committed out of order");
-    next_block += static_cast<uint64_t>(req.shard_count);
+    if (direct) {
+      const uint64_t start = plan.block_start.at(block);
+      write_all_at(fd, chunk.attention.data(), chunk.attention.size(), attention_at + start * vs, tmp_out);
+      if (::fdatasync(fd) != 0) throw Error(tmp_out.string() + ": fdatasync failed");
+      for (auto& o : chunk.examples.attention_offset)
+        if (o >= 0) o += static_cast<int64_t>(start);
+      chunk.attention.clear();
+    }
     const fs::path final_path = parts / block_name(block), tmp = fs::path(final_path.string() + ".tmp");
     {
-      LayoutWriter w(tmp, layout, static_cast<int64_t>(chunk.attention.size() / attention_value_size(layout.dtype)));
+      LayoutWriter w(tmp, layout, static_cast<int64_t>(chunk.attention.size() / vs));
       w.append(chunk);
       auto& f = w.file();
       f.set_attr("/", "format", std::string(kFormatName));
       f.set_attr("/", "format_version", kFormatVersion);
       f.set_attr("/", "block", static_cast<int64_t>(block));
       f.set_attr("/", "block_rows_seen", static_cast<int64_t>(rows));
+      f.set_attr("/", kExternalAttentionAttr, static_cast<int64_t>(direct ? 1 : 0));
       f.flush();
     }
     durable_rename(tmp, final_path);
-    writer->append(chunk);
-    add_counts(rows, chunk);
     fraction = reader->fraction();
   };
   PipelineResult result;
@@ -258,21 +323,42 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
                           progress);
   }
   if (!result.reached_end) {
-    writer.reset();
-    fs::remove(tmp_out);
     log << "interrupted: " << progress.blocks.load() << " new block(s) committed (" << (done.size() + progress.blocks.load())
         << " in all) in " << parts.string() << ". Rerun the same command to resume.\n";
     return kRunInterrupted;
   }
-  const uint64_t blocks_total = (result.rows_total + cfg.block_rows - 1) / cfg.block_rows;
-  if (next_block < blocks_total)
-    throw Error("internal: input ended at block " + std::to_string(next_block) + " of " + std::to_string(blocks_total));
 
+  // Every block of this shard, in order: counts, then the metadata (and compressed attention).
   const auto t_finish = std::chrono::steady_clock::now();
-  const uint64_t attention_values = writer->attention_values();
-  write_root(writer->file(), root);
-  writer->file().flush();
-  writer.reset();
+  const uint64_t blocks_total = (result.rows_total + cfg.block_rows - 1) / cfg.block_rows;
+  std::vector<BlockSource> sources;
+  int64_t attention_total = 0;
+  for (uint64_t b = static_cast<uint64_t>(req.shard_index); b < blocks_total; b += static_cast<uint64_t>(req.shard_count)) {
+    const fs::path p = parts / block_name(b);
+    if (!fs::exists(p)) throw Error(p.string() + ": block missing after a complete pass; rerun to redo it");
+    LayoutReader r(p);
+    const auto& e = r.file();
+    root.rows_read += static_cast<uint64_t>(e.attr_int("/", "block_rows_seen"));
+    root.rows_skipped += r.rejects();
+    root.examples_written += r.examples();
+    for (auto t : e.read<uint8_t>("examples/truncated", 0, r.examples())) root.examples_truncated += t;
+    sources.push_back({p, 0, r.examples(), 0, r.rejects()});
+    attention_total += static_cast<int64_t>(e.length("attention/values"));
+  }
+  uint64_t attention_values = direct ? plan.total_values : static_cast<uint64_t>(attention_total);
+  {
+    std::unique_ptr<LayoutWriter> writer;
+    if (direct) {
+      ::close(fd);
+      fd = -1;
+      writer = std::make_unique<LayoutWriter>(reopen_or_rebuild(tmp_out, layout, plan.total_values, attention_at, log));
+    } else {
+      writer = std::make_unique<LayoutWriter>(tmp_out, layout, attention_total);
+    }
+    copy_blocks(sources, *writer);
+    write_root(writer->file(), root);
+    writer->file().flush();
+  }
   if (root.rows_skipped > 0) {
     const fs::path rejects = write_rejects_tsv(tmp_out, out);
     log << "  " << root.rows_skipped << " skipped row(s) listed in " << rejects.string() << "\n";

@@ -72,6 +72,29 @@ File File::create(const std::filesystem::path& path) {
   return File(path, Handle(f, H5Fclose));
 }
 
+File File::open_rw(const std::filesystem::path& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  ensure_plugin_path();
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) throw Error(path.string() + ": cannot open as HDF5 for writing");
+  return File(path, Handle(f, H5Fclose));
+}
+
+uint64_t File::dataset_offset(const std::string& name) const {
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  haddr_t a = H5Dget_offset(d.get());
+  if (a == HADDR_UNDEF) fail(name + " has no contiguous storage");
+  return static_cast<uint64_t>(a);
+}
+
+void File::resize(const std::string& name, std::size_t size) {
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  hsize_t n = size;
+  if (H5Dset_extent(d.get(), &n) < 0) fail("cannot resize " + name);
+}
+
 File File::open_read(const std::filesystem::path& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   ensure_plugin_path();
@@ -89,7 +112,6 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(dcpl.get(), 1, cdims);
-  H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);
   if (c == Compression::Deflate) {
     H5Pset_shuffle(dcpl.get());
     H5Pset_deflate(dcpl.get(), 4);
@@ -106,13 +128,14 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   H5Dclose(d);
 }
 
-void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size) {
+void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now) {
   hsize_t dims[1] = {size};
   Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);  // every value is written; no fill pass
+  if (allocate_now) H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
   hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
   if (d < 0) fail("cannot create dataset " + name);
   H5Dclose(d);

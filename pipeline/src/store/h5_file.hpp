@@ -41,6 +41,7 @@ class File {
  public:
   static File create(const std::filesystem::path& path);  // truncates
   static File open_read(const std::filesystem::path& path);
+  static File open_rw(const std::filesystem::path& path);
   const std::filesystem::path& path() const { return path_; }
   hid_t id() const { return file_.get(); }
   void flush();
@@ -49,7 +50,10 @@ class File {
   void create_dataset(const std::string& name, hid_t type, std::size_t chunk, Compression c = Compression::None);
   // Fixed-size contiguous dataset (fastest to write and read when uncompressed); `append` fills it
   // from the front.
-  void create_fixed_dataset(const std::string& name, hid_t type, std::size_t size);
+  // With allocate_now the space is reserved at once, at a fixed byte offset (dataset_offset).
+  void create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now = false);
+  uint64_t dataset_offset(const std::string& name) const;
+  void resize(const std::string& name, std::size_t size);
   template <typename T>
   void append(const std::string& name, const std::vector<T>& values);
   void append_strings(const std::string& name, const std::vector<std::string>& values);

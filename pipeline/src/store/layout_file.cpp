@@ -30,7 +30,23 @@ hid_t attention_type(AttentionDType t) {
 
 }  // namespace
 
-LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values)
+namespace {
+const char* const kMetadataSets[] = {
+    "examples/index", "examples/row", "examples/token_offset", "examples/id", "examples/sentence_a",
+    "examples/sentence_b", "examples/label", "examples/has_label", "examples/label_value", "examples/n_tokens",
+    "examples/tokens_a", "examples/tokens_b", "examples/truncated", "examples/attention_offset", "tokens/id",
+    "tokens/text", "tokens/segment", "tokens/word_index", "tokens/special", "rejects/index", "rejects/line",
+    "rejects/file", "rejects/reason"};
+}  // namespace
+
+LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const LayoutParams& params) {
+  LayoutWriter w(h5::File::open_rw(path), params);
+  for (const char* name : kMetadataSets) w.file_.resize(name, 0);
+  return w;
+}
+
+LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values,
+                           bool external_attention)
     : file_(h5::File::create(path)), params_(params) {
   auto& f = file_;
   const auto str = h5::utf8_string_type();
@@ -47,7 +63,8 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   f.create_dataset("tokens/word_index", H5T_STD_I32LE, kTokenChunk);
   f.create_dataset("tokens/special", H5T_STD_U8LE, kTokenChunk);
   if (attention_values >= 0 && params.compression == Compression::None)
-    f.create_fixed_dataset("attention/values", attention_type(params.dtype), static_cast<std::size_t>(attention_values));
+    f.create_fixed_dataset("attention/values", attention_type(params.dtype), static_cast<std::size_t>(attention_values),
+                           external_attention);
   else
     f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
   for (const char* n : {"rejects/index", "rejects/line"}) f.create_dataset(n, H5T_STD_U64LE, 1024);
@@ -145,6 +162,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   e.truncated = f.read<uint8_t>("examples/truncated", a, b);
   e.token_offset = f.read<uint64_t>("examples/token_offset", a, b);
   e.attention_offset = f.read<int64_t>("examples/attention_offset", a, b);
+  const bool external = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
   if (b > a) {
     const uint64_t t0 = e.token_offset.front(), t1 = e.token_offset.back() + e.n_tokens.back();
     for (auto& o : e.token_offset) o -= t0;
@@ -159,7 +177,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
       if (v0 < 0) v0 = e.attention_offset[i];
       v1 = e.attention_offset[i] + static_cast<int64_t>(attention_count(e.n_tokens[i]));
     }
-    if (v0 >= 0) {
+    if (v0 >= 0 && !external) {
       for (auto& o : e.attention_offset)
         if (o >= 0) o -= v0;
       out.attention.resize(static_cast<std::size_t>(v1 - v0) * attention_value_size(params_.dtype));

@@ -24,8 +24,14 @@ const char* compression_name(Compression c);
 class LayoutWriter {
  public:
   // attention_values: the exact total when known (>= 0): uncompressed attention is then one
-  // contiguous dataset, written without chunk bookkeeping.
-  LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values = -1);
+  // contiguous dataset, written without chunk bookkeeping. With `external_attention` the dataset is
+  // allocated at once and filled by the caller with raw writes at attention_file_offset(); appended
+  // chunks then carry metadata only, with absolute attention offsets.
+  LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values = -1,
+               bool external_attention = false);
+  // Reopens such a file to append its metadata; metadata already there is discarded first.
+  static LayoutWriter reopen(const std::filesystem::path& path, const LayoutParams& params);
+  uint64_t attention_file_offset() const { return file_.dataset_offset("attention/values"); }
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
   h5::File& file() { return file_; }
@@ -33,10 +39,14 @@ class LayoutWriter {
   uint64_t attention_values() const { return attention_; }
 
  private:
+  LayoutWriter(h5::File file, const LayoutParams& params) : file_(std::move(file)), params_(params) {}
   h5::File file_;
   LayoutParams params_;
   uint64_t examples_ = 0, tokens_ = 0, attention_ = 0;
 };
+
+// Parts whose attention lives in the final file carry this root attribute (= 1).
+inline constexpr const char* kExternalAttentionAttr = "attention_external";
 
 class LayoutReader {
  public:
