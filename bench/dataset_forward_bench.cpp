@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     std::vector<std::size_t> lengths;
     for (const auto& e : blocks[b]) lengths.push_back(e.size());
-    for (const auto& members : bucket_batches(lengths, batch_tokens)) {
+    const auto lh = static_cast<uint64_t>(model.config.num_layers * model.config.num_heads);
+    for (const auto& members : bucket_batches(lengths, batch_tokens, kBatchAttentionValues, lh)) {
       std::vector<const Encoding*> ptrs;
       for (auto m : members) ptrs.push_back(&blocks[b][m]);
       batches[b].push_back(TokenBatch::from_encodings(ptrs, tok.pad_id()));

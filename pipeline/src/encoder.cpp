@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <malloc.h>
+#include <stdlib.h>
 
 #include <cmath>
 #include <mutex>
@@ -55,11 +56,15 @@ int64_t TokenBatch::real_tokens() const {
 
 namespace {
 
-// glibc returns large freed blocks to the OS and page-faults them back on the next batch, which
-// halves oneDNN throughput; keep them in the heap instead.
-void keep_freed_memory_mapped() {
+// Process-wide memory settings for inference, applied once before the first oneDNN use. glibc
+// returns large freed blocks to the OS and page-faults them back on the next batch, which halves
+// oneDNN throughput; keep them in the heap instead.
+void tune_process_memory() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // oneDNN caches a primitive (with its buffers) per GEMM shape; with length-bucketed batches every
+    // batch has a new shape and the default cache of 1024 grows memory by hundreds of MB.
+    setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "16", /*overwrite=*/0);
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
   });
@@ -115,7 +120,7 @@ struct BertEncoder::Impl {
 };
 
 BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
-  keep_freed_memory_mapped();
+  tune_process_memory();
   auto& m = *impl_;
   m.cfg = model.config;
   m.opt = options;

@@ -1,10 +1,15 @@
 #pragma once
 // Length-bucketed batches: indices sorted by length (stable), cut so that each batch's padded size
-// (count x its longest) stays within the token budget; a single longer item forms its own batch.
+// (count x longest) stays within the token budget and its attention output (count x longest^2 x
+// layers x heads values) within the attention budget; an item over either budget forms its own batch.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace attnscan {
-std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths, int64_t batch_tokens);
+// Attention values one forward may produce (8 MiB of fp32): bounds memory whatever the lengths.
+inline constexpr uint64_t kBatchAttentionValues = 2u << 20;
+
+std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size_t>& lengths, int64_t batch_tokens,
+                                                     uint64_t attention_values = 0, uint64_t layers_x_heads = 0);
 }

@@ -157,8 +157,8 @@ AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& token
 }
 
 PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
-                            const PipelineSettings& s, const BlockDone& done, const BlockCommit& commit,
-                            const std::atomic<bool>& stop, PipelineProgress& progress) {
+                            const PipelineSettings& s, const BlockDone& done, const AttentionSink& sink,
+                            const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress) {
   BlockReader blocks(reader, s, done);
   PipelineResult result;
   const std::size_t vs = attention_value_size(s.layout.dtype);
@@ -179,7 +179,7 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
   auto process_block = [&](std::shared_ptr<BlockWork> work) -> std::shared_ptr<BlockWork> {
     const std::vector<Encoding> encodings = tokenize_block(*work, tokenizer, s.max_length);
     const std::vector<uint64_t> sizes = attention_sizes(*work, encodings, s);
-    // Each stored example's place in the block's attention buffer, known before the forward.
+    // Each stored example's place in the block's attention, known before the forward.
     std::vector<std::size_t> lengths;
     std::vector<int64_t> offset(encodings.size(), -1);
     uint64_t values = 0;
@@ -190,16 +190,20 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
         values += sizes[i];
       }
     }
-    work->chunk.attention.resize(values * vs);
-    for (const auto& members : bucket_batches(lengths, s.batch_tokens)) {
+    std::vector<uint8_t> buffer;
+    const uint64_t lh = static_cast<uint64_t>(encoder.config().num_layers * encoder.config().num_heads);
+    for (const auto& members : bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh)) {
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
       // Detector plugins will score these examples here, from `out`.
-      for (std::size_t k = 0; k < members.size(); ++k)
-        if (offset[members[k]] >= 0)
-          write_attention(work->chunk.attention.data() + static_cast<std::size_t>(offset[members[k]]) * vs, out,
-                          static_cast<int64_t>(k), static_cast<int64_t>(encodings[members[k]].size()), s.layout);
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        const auto m = members[k];
+        if (offset[m] < 0) continue;
+        buffer.resize(sizes[m] * vs);
+        write_attention(buffer.data(), out, static_cast<int64_t>(k), static_cast<int64_t>(encodings[m].size()), s.layout);
+        sink(work->number, static_cast<uint64_t>(offset[m]), buffer.data(), buffer.size());
+      }
     }
     // Metadata in input order; rejected rows keep their place in /rejects.
     std::size_t e = 0;

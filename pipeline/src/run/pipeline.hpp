@@ -45,9 +45,15 @@ struct AttentionPlan {
 };
 AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& settings);
 using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, LayoutChunk&& chunk)>;
+// Receives stored attention as soon as a batch is done (called concurrently for different blocks):
+// `values` values of the storage dtype for the example whose attention starts at `offset` values
+// into its block. The block's chunk reaches BlockCommit only after all its attention was sunk, so
+// memory stays bounded by batches, not blocks.
+using AttentionSink =
+    std::function<void(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes)>;
 
 PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
-                            const PipelineSettings& settings, const BlockDone& done, const BlockCommit& commit,
-                            const std::atomic<bool>& stop, PipelineProgress& progress);
+                            const PipelineSettings& settings, const BlockDone& done, const AttentionSink& sink,
+                            const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress);
 
 }  // namespace attnscan

@@ -9,6 +9,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -87,8 +89,12 @@ std::set<uint64_t> committed_blocks(const fs::path& dir) {
   std::set<uint64_t> done;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) {
-      fs::remove(entry.path());  // an interrupted commit: redone
+    auto ends = [&](const char* sfx) {
+      const std::size_t n = std::strlen(sfx);
+      return name.size() > n && name.compare(name.size() - n, n, sfx) == 0;
+    };
+    if (ends(".tmp") || ends(".spill")) {
+      fs::remove(entry.path());  // an interrupted block: redone
       continue;
     }
     uint64_t b = 0;
@@ -288,22 +294,63 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     }
   } closer{fd};
 
+  // Compressed attention waits in a raw spill file per block until the block commits.
+  std::mutex spill_mutex;
+  std::map<uint64_t, int> spills;
+  auto spill_path = [&](uint64_t block) { return parts / (block_name(block) + ".spill"); };
+  AttentionSink sink = [&](uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes) {
+    if (direct) {
+      write_all_at(fd, data, bytes, attention_at + (plan.block_start.at(block) + offset) * vs, tmp_out);
+      return;
+    }
+    int spill;
+    {
+      std::lock_guard<std::mutex> lock(spill_mutex);
+      auto it = spills.find(block);
+      if (it == spills.end()) {
+        int f = ::open(spill_path(block).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (f < 0) throw Error(spill_path(block).string() + ": cannot create");
+        it = spills.emplace(block, f).first;
+      }
+      spill = it->second;
+    }
+    write_all_at(spill, data, bytes, offset * vs, spill_path(block));
+  };
+
   auto reader = open_dataset(cfg.dataset);
   PipelineProgress progress;
   std::atomic<double> fraction{0.0};
   auto commit = [&](uint64_t block, uint64_t rows, LayoutChunk&& chunk) {
     if (direct) {
-      const uint64_t start = plan.block_start.at(block);
-      write_all_at(fd, chunk.attention.data(), chunk.attention.size(), attention_at + start * vs, tmp_out);
       if (::fdatasync(fd) != 0) throw Error(tmp_out.string() + ": fdatasync failed");
+      const uint64_t start = plan.block_start.at(block);
       for (auto& o : chunk.examples.attention_offset)
         if (o >= 0) o += static_cast<int64_t>(start);
-      chunk.attention.clear();
+    }
+    int spill = -1;
+    if (!direct) {
+      std::lock_guard<std::mutex> lock(spill_mutex);
+      if (auto it = spills.find(block); it != spills.end()) {
+        spill = it->second;
+        spills.erase(it);
+      }
     }
     const fs::path final_path = parts / block_name(block), tmp = fs::path(final_path.string() + ".tmp");
     {
-      LayoutWriter w(tmp, layout, static_cast<int64_t>(chunk.attention.size() / vs));
+      LayoutWriter w(tmp, layout);
       w.append(chunk);
+      if (spill >= 0) {  // the block's attention, in pieces of bounded size
+        std::vector<uint8_t> buf(16u << 20);
+        for (off_t at = 0;;) {
+          ssize_t r = ::pread(spill, buf.data(), buf.size(), at);
+          if (r < 0) throw Error(spill_path(block).string() + ": read failed");
+          if (r == 0) break;
+          w.file().append_raw("attention/values", buf.data(), static_cast<std::size_t>(r) / vs);
+          at += r;
+        }
+        ::close(spill);
+        fs::remove(spill_path(block));
+      }
       auto& f = w.file();
       f.set_attr("/", "format", std::string(kFormatName));
       f.set_attr("/", "format_version", kFormatVersion);
@@ -319,9 +366,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   {
     std::unique_ptr<ProgressReporter> reporter;
     if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, fraction, log);
-    result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, commit, stop,
-                          progress);
+    result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink, commit,
+                          stop, progress);
   }
+  for (auto& [block, f] : spills) ::close(f);  // blocks in flight when stopped: redone on resume
   if (!result.reached_end) {
     log << "interrupted: " << progress.blocks.load() << " new block(s) committed (" << (done.size() + progress.blocks.load())
         << " in all) in " << parts.string() << ". Rerun the same command to resume.\n";
