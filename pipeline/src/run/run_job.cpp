@@ -1,6 +1,7 @@
 #include "run/run_job.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -361,6 +362,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     }
     durable_rename(tmp, final_path);
     fraction = reader->fraction();
+    // Freed heap pages are kept for speed within a block (see encoder.cpp); hand them back between
+    // blocks so the footprint tracks what is live, not the largest batch ever seen.
+    malloc_trim(0);
   };
   PipelineResult result;
   {
