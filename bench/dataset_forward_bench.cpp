@@ -1,7 +1,7 @@
 // Forward-only throughput on a real dataset: the same tokenization, blocks and length-bucketed
 // batches as `attnscan run`, timing only BertEncoder::forward. The baseline for bench/run_bench.py.
 //
-//   dataset_forward_bench TSV_FILE COL_A COL_B [--header] [--block-rows 256] [--batch-tokens 1024]
+//   dataset_forward_bench TSV_FILE COL_A COL_B [--header] [--block-rows 256] [--batch-tokens 768]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   spec.sentence_a.index = std::atoi(argv[2]);
   spec.sentence_b.index = std::atoi(argv[3]);
   std::size_t block_rows = 256;
-  int64_t batch_tokens = 1024;
+  int64_t batch_tokens = 768;
   for (int i = 4; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--header")) spec.header = true;
     else if (!std::strcmp(argv[i], "--block-rows") && i + 1 < argc) block_rows = std::strtoul(argv[++i], nullptr, 10);

@@ -55,7 +55,7 @@ const std::vector<Option>& table() {
       {"output.compression", Kind::Choice, "none", "none, lz4 (Debian hdf5-filter-plugin) or deflate", {"none", "lz4", "deflate"}},
       {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
       {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
-      {"pipeline.batch_tokens", Kind::Int, "1024", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
+      {"pipeline.batch_tokens", Kind::Int, "768", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
   };
   return t;
 }

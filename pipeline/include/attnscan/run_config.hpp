@@ -33,7 +33,7 @@ struct RunConfig {
   Compression compression = Compression::None;
   uint64_t block_rows = 256;
   int inflight = 0;
-  int64_t batch_tokens = 1024;
+  int64_t batch_tokens = 768;
 };
 
 // "all" or "0,2,4-5" -> sorted indices below count; throws Error otherwise.

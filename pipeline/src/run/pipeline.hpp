@@ -18,7 +18,7 @@ namespace attnscan {
 struct PipelineSettings {
   uint64_t block_rows = 256;
   int inflight = 2;              // blocks in flight (TBB tokens)
-  int64_t batch_tokens = 1024;   // padded tokens per forward batch
+  int64_t batch_tokens = 768;    // padded tokens per forward batch
   std::size_t max_length = 0;    // 0: the model's maximum
   uint64_t attention_every = 1;  // store attention of rows whose index % k == 0; 0: none
   int shard_index = 0, shard_count = 1;
