@@ -8,5 +8,6 @@ namespace attnscan::cli {
 int attend_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int merge_command(const std::vector<std::string>& args);
+int plugins_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

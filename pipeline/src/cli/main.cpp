@@ -16,7 +16,8 @@ void usage(std::ostream& out) {
          "Commands:\n"
          "  run       stream a dataset through the model into one HDF5 file (resumable, shardable)\n"
          "  merge     merge the shard files of a sharded run into one file\n"
-         "  attend    tokenize one sentence pair, run the model, show or dump its attention\n";
+         "  attend    tokenize one sentence pair, run the model, show or dump its attention\n"
+         "  plugins   list the detector plugins found, with outputs and parameters\n";
 }
 
 }  // namespace
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     if (command == "attend") return attnscan::cli::attend_command(args);
     if (command == "run") return attnscan::cli::run_command(args);
     if (command == "merge") return attnscan::cli::merge_command(args);
+    if (command == "plugins") return attnscan::cli::plugins_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

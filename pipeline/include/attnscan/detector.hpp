@@ -1,0 +1,135 @@
+#pragma once
+// attnscan detector SDK: everything a detector plugin needs, standard C++ only.
+//
+// A detector scores attention patterns. For each example of a batch it returns, per named output,
+// an [L][H] score (NaN where the pattern is undefined for that example) and the score that uniform
+// attention would get (the baseline). See docs/writing-a-detector.md.
+//
+// Concurrency contract: score() is called concurrently from several threads on different batches.
+// A detector may keep state set up in its constructor (parameters, tables) and read it from
+// score(), but must not modify shared state there: score() is const, and anything mutable must be
+// local to the call.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attnscan::sdk {
+
+// Bumped whenever anything in this header changes incompatibly; the host refuses other versions.
+inline constexpr int kApiVersion = 1;
+
+enum class ParamType { Bool, Int, Double, String };
+using ParamValue = std::variant<bool, int64_t, double, std::string>;
+using Params = std::map<std::string, ParamValue>;
+
+struct ParamSpec {
+  std::string name;
+  ParamType type;
+  ParamValue default_value;
+  std::string doc;
+};
+
+struct DetectorInfo {
+  std::string name;         // plugin name used in YAML `detectors:`
+  std::string version;      // detector version (stored with its scores)
+  std::string description;  // one line
+  std::vector<std::string> outputs;
+  std::vector<ParamSpec> params;
+};
+
+struct Token {
+  std::string text;        // WordPiece, e.g. "##berries"
+  int32_t id = 0;
+  uint8_t segment = 0;     // 0: [CLS] A [SEP], 1: B [SEP]
+  int32_t word_index = -1; // word within its sentence; -1 for [CLS]/[SEP]
+  bool special = false;
+  std::string word;        // the whole word's text (as the model sees it, e.g. lowercased)
+};
+
+struct Example {
+  std::string id;
+  std::vector<Token> tokens;          // n tokens
+  int64_t layers = 0, heads = 0;
+  const float* attention = nullptr;   // [layers][heads][n][n], query x key, rows sum to 1
+
+  std::size_t size() const { return tokens.size(); }
+  const float* head(int64_t layer, int64_t h) const {
+    return attention + (layer * heads + h) * static_cast<int64_t>(size() * size());
+  }
+};
+
+struct ExampleScores {
+  std::vector<float> scores;    // [outputs][layers][heads]
+  std::vector<float> baseline;  // [outputs]
+};
+
+class Detector {
+ public:
+  virtual ~Detector() = default;
+  // out has one entry per example, to be filled. Throw std::exception on failure.
+  virtual void score(const std::vector<Example>& batch, std::vector<ExampleScores>& out) const = 0;
+};
+
+inline constexpr float kUndefined = std::numeric_limits<float>::quiet_NaN();
+
+// The common shape of a pattern score: for query tokens i in Q (those with a non-null target set),
+// the mean over i of the attention mass on T(i). Fills scores [layers][heads] for one output and
+// returns the uniform baseline, mean over i in Q of |T(i)| / n. NaN when Q is empty.
+// targets[i] lists T(i); an empty list means i is not in Q.
+inline float score_target_sets(const Example& e, const std::vector<std::vector<std::size_t>>& targets, float* scores) {
+  const std::size_t n = e.size();
+  std::size_t q = 0;
+  double baseline = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!targets[i].empty()) {
+      ++q;
+      baseline += static_cast<double>(targets[i].size()) / static_cast<double>(n);
+    }
+  for (int64_t l = 0; l < e.layers; ++l)
+    for (int64_t h = 0; h < e.heads; ++h) {
+      float& s = scores[l * e.heads + h];
+      if (q == 0) {
+        s = kUndefined;
+        continue;
+      }
+      const float* a = e.head(l, h);
+      double total = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j : targets[i]) total += a[i * n + j];
+      s = static_cast<float>(total / static_cast<double>(q));
+    }
+  return q == 0 ? kUndefined : static_cast<float>(baseline / static_cast<double>(q));
+}
+
+// Typed parameter access (the host has already checked names and types against DetectorInfo).
+template <typename T>
+T param(const Params& p, const std::string& name) {
+  return std::get<T>(p.at(name));
+}
+
+}  // namespace attnscan::sdk
+
+// The plugin's exported C entry points. Put ATTNSCAN_DETECTOR(MyDetector, info_function) in one
+// .cpp of the plugin; MyDetector needs a constructor taking `const attnscan::sdk::Params&`.
+#define ATTNSCAN_DETECTOR(Class, info_fn)                                                              \
+  extern "C" __attribute__((visibility("default"))) int attnscan_detector_api_version() {            \
+    return ::attnscan::sdk::kApiVersion;                                                             \
+  }                                                                                                  \
+  extern "C" __attribute__((visibility("default"))) const ::attnscan::sdk::DetectorInfo*             \
+  attnscan_detector_info() {                                                                         \
+    static const ::attnscan::sdk::DetectorInfo detector_info = info_fn();                            \
+    return &detector_info;                                                                           \
+  }                                                                                                  \
+  extern "C" __attribute__((visibility("default"))) ::attnscan::sdk::Detector* attnscan_detector_create( \
+      const ::attnscan::sdk::Params* params) {                                                       \
+    return new Class(*params);                                                                       \
+  }                                                                                                  \
+  extern "C" __attribute__((visibility("default"))) void attnscan_detector_destroy(                  \
+      ::attnscan::sdk::Detector* d) {                                                                \
+    delete d;                                                                                        \
+  }

@@ -1,0 +1,41 @@
+// `attnscan plugins`: every detector plugin found, with version, description, outputs, parameters.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "attnscan/plugin_host.hpp"
+#include "cli/commands.hpp"
+
+namespace po = boost::program_options;
+
+namespace attnscan::cli {
+
+int plugins_command(const std::vector<std::string>& args) {
+  std::vector<std::string> paths;
+  po::options_description opts("attnscan plugins: list the detector plugins found");
+  opts.add_options()("help,h", "show this help")("plugin-path", po::value(&paths)->composing(),
+                                                   "extra folder to search first (repeatable)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts;
+    return 0;
+  }
+  PluginHost host(std::vector<std::filesystem::path>(paths.begin(), paths.end()));
+  std::cout << "search path:";
+  for (const auto& p : host.search_path()) std::cout << " " << p.string();
+  std::cout << "\n\n";
+  for (const auto& d : host.discover()) {
+    std::cout << d.info.name << " " << d.info.version << "  (" << d.file.string() << ")\n  " << d.info.description
+              << "\n  outputs:";
+    for (const auto& o : d.info.outputs) std::cout << " " << o;
+    std::cout << "\n";
+    for (const auto& p : d.info.params)
+      std::cout << "  param " << p.name << " (" << param_type_name(p.type) << ", default " << param_value_text(p.default_value)
+                << "): " << p.doc << "\n";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace attnscan::cli

@@ -1,0 +1,207 @@
+#include "attnscan/plugin_host.hpp"
+
+#include <boost/dll/shared_library.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace attnscan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using ApiVersionFn = int();
+using InfoFn = const sdk::DetectorInfo*();
+using CreateFn = sdk::Detector*(const sdk::Params*);
+using DestroyFn = void(sdk::Detector*);
+
+sdk::ParamValue parse_param(const std::string& plugin, const sdk::ParamSpec& spec, const std::string& text) {
+  auto bad = [&](const char* expected) {
+    return PluginError("detector " + plugin + ": parameter '" + spec.name + "' expects " + expected + ", got '" + text + "'");
+  };
+  switch (spec.type) {
+    case sdk::ParamType::Bool:
+      if (text == "true" || text == "yes" || text == "on") return true;
+      if (text == "false" || text == "no" || text == "off") return false;
+      throw bad("true or false");
+    case sdk::ParamType::Int: {
+      std::size_t used = 0;
+      try {
+        int64_t v = std::stoll(text, &used);
+        if (used == text.size()) return v;
+      } catch (const std::exception&) {
+      }
+      throw bad("an integer");
+    }
+    case sdk::ParamType::Double: {
+      std::size_t used = 0;
+      try {
+        double v = std::stod(text, &used);
+        if (used == text.size()) return v;
+      } catch (const std::exception&) {
+      }
+      throw bad("a number");
+    }
+    case sdk::ParamType::String:
+      return text;
+  }
+  throw bad("a value");
+}
+
+}  // namespace
+
+std::string param_type_name(sdk::ParamType t) {
+  switch (t) {
+    case sdk::ParamType::Bool: return "bool";
+    case sdk::ParamType::Int: return "int";
+    case sdk::ParamType::Double: return "double";
+    case sdk::ParamType::String: return "string";
+  }
+  return "?";
+}
+
+std::string param_value_text(const sdk::ParamValue& v) {
+  if (auto b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (auto i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto d = std::get_if<double>(&v)) {
+    std::ostringstream s;
+    s << *d;
+    return s.str();
+  }
+  return std::get<std::string>(v);
+}
+
+PluginHost::PluginHost(std::vector<fs::path> extra) : path_(std::move(extra)) {
+  if (const char* env = std::getenv("ATTNSCAN_PLUGIN_PATH"); env && *env) {
+    std::stringstream ss(env);
+    std::string part;
+    while (std::getline(ss, part, ':'))
+      if (!part.empty()) path_.emplace_back(part);
+  }
+  path_.emplace_back(ATTNSCAN_BUILD_PLUGIN_DIR);
+  path_.emplace_back(ATTNSCAN_INSTALL_PLUGIN_DIR);
+}
+
+LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::string, std::string>& raw) const {
+  if (!fs::exists(file)) throw PluginError(file.string() + ": plugin file not found");
+  auto lib = std::make_shared<boost::dll::shared_library>();
+  try {
+    lib->load(boost::dll::fs::path(file.string()));
+  } catch (const std::exception& e) {
+    throw PluginError(file.string() + ": cannot load plugin: " + e.what());
+  }
+  for (const char* sym : {"attnscan_detector_api_version", "attnscan_detector_info", "attnscan_detector_create",
+                          "attnscan_detector_destroy"})
+    if (!lib->has(sym)) throw PluginError(file.string() + ": not an attnscan detector plugin (no " + sym + ")");
+  const int version = lib->get<ApiVersionFn>("attnscan_detector_api_version")();
+  if (version != sdk::kApiVersion)
+    throw PluginError(file.string() + ": plugin built for detector API version " + std::to_string(version) +
+                      ", this attnscan provides version " + std::to_string(sdk::kApiVersion) + "; rebuild it");
+  LoadedDetector d;
+  d.file = file;
+  try {
+    d.info = *lib->get<InfoFn>("attnscan_detector_info")();
+  } catch (const std::exception& e) {
+    throw PluginError(file.string() + ": plugin info failed: " + e.what());
+  }
+  std::set<std::string> known;
+  for (const auto& spec : d.info.params) {
+    known.insert(spec.name);
+    auto it = raw.find(spec.name);
+    d.params[spec.name] = it == raw.end() ? spec.default_value : parse_param(d.info.name, spec, it->second);
+  }
+  for (const auto& [name, value] : raw)
+    if (!known.count(name)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw PluginError("detector " + d.info.name + ": unknown parameter '" + name + "' (parameters: " +
+                        (list.empty() ? "none" : list) + ")");
+    }
+  auto destroy = lib->get<DestroyFn>("attnscan_detector_destroy");
+  sdk::Detector* raw_detector = nullptr;
+  try {
+    raw_detector = lib->get<CreateFn>("attnscan_detector_create")(&d.params);
+  } catch (const std::exception& e) {
+    throw PluginError("detector " + d.info.name + ": cannot be created: " + e.what());
+  } catch (...) {
+    throw PluginError("detector " + d.info.name + ": cannot be created (unknown exception)");
+  }
+  // The deleter holds the library, so it is unloaded only after the detector is destroyed.
+  d.detector = std::shared_ptr<const sdk::Detector>(raw_detector, [lib, destroy](const sdk::Detector* p) {
+    destroy(const_cast<sdk::Detector*>(p));
+  });
+  return d;
+}
+
+std::vector<LoadedDetector> PluginHost::discover() const {
+  std::vector<LoadedDetector> out;
+  std::set<std::string> seen;
+  for (const auto& dir : path_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".so") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const std::string name = f.stem().string();
+      if (seen.count(name)) continue;
+      try {
+        out.push_back(load_file(f, {}));
+        seen.insert(name);
+      } catch (const PluginError&) {
+        // not a loadable detector (or one for another API version): `load` reports it when asked for
+      }
+    }
+  }
+  return out;
+}
+
+LoadedDetector PluginHost::load(const std::string& name, const std::map<std::string, std::string>& params) const {
+  for (const auto& dir : path_) {
+    const fs::path f = dir / (name + ".so");
+    if (fs::exists(f)) return load_file(f, params);
+  }
+  std::string available, where;
+  for (const auto& d : discover()) available += (available.empty() ? "" : ", ") + d.info.name;
+  for (const auto& dir : path_) where += (where.empty() ? "" : ":") + dir.string();
+  throw PluginError("no detector plugin '" + name + "' (available: " + (available.empty() ? "none" : available) +
+                    "; searched " + where + ")");
+}
+
+std::vector<sdk::ExampleScores> LoadedDetector::score(const std::vector<sdk::Example>& batch) const {
+  std::vector<sdk::ExampleScores> out(batch.size());
+  auto fail = [&](const std::string& id, const std::string& what) {
+    return PluginError("detector " + info.name + " failed on example " + id + ": " + what);
+  };
+  auto run = [&](const std::vector<sdk::Example>& b, std::vector<sdk::ExampleScores>& o) {
+    try {
+      detector->score(b, o);
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    } catch (...) {
+      return std::string("unknown exception");
+    }
+  };
+  if (std::string err = run(batch, out); !err.empty()) {
+    for (const auto& e : batch) {  // find the example that fails alone, to name it
+      std::vector<sdk::ExampleScores> one(1);
+      if (std::string e1 = run({e}, one); !e1.empty()) throw fail(e.id, e1);
+    }
+    throw fail(batch.empty() ? "?" : batch.front().id + " (batch)", err);
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const auto& e = batch[i];
+    const std::size_t want = info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads);
+    if (out[i].scores.size() != want || out[i].baseline.size() != info.outputs.size())
+      throw fail(e.id, "returned " + std::to_string(out[i].scores.size()) + " scores and " +
+                           std::to_string(out[i].baseline.size()) + " baselines, expected " + std::to_string(want) +
+                           " and " + std::to_string(info.outputs.size()));
+  }
+  return out;
+}
+
+}  // namespace attnscan

@@ -1,0 +1,34 @@
+// entropy: mean entropy (nats) of the attention rows; Clark et al.'s "broad attention".
+#include <cmath>
+
+#include "attnscan/detector.hpp"
+
+namespace {
+
+class Entropy : public attnscan::sdk::Detector {
+ public:
+  explicit Entropy(const attnscan::sdk::Params&) {}
+  void score(const std::vector<attnscan::sdk::Example>& batch, std::vector<attnscan::sdk::ExampleScores>& out) const override {
+    for (std::size_t b = 0; b < batch.size(); ++b) {
+      const auto& e = batch[b];
+      const std::size_t n = e.size();
+      out[b].scores.assign(static_cast<std::size_t>(e.layers * e.heads), 0.0f);
+      for (int64_t l = 0; l < e.layers; ++l)
+        for (int64_t h = 0; h < e.heads; ++h) {
+          const float* a = e.head(l, h);
+          double total = 0;
+          for (std::size_t i = 0; i < n * n; ++i)
+            if (a[i] > 0) total -= static_cast<double>(a[i]) * std::log(static_cast<double>(a[i]));
+          out[b].scores[static_cast<std::size_t>(l * e.heads + h)] = static_cast<float>(total / static_cast<double>(n));
+        }
+      out[b].baseline = {static_cast<float>(std::log(static_cast<double>(n)))};
+    }
+  }
+};
+
+attnscan::sdk::DetectorInfo info() {
+  return {"entropy", "1.0", "mean entropy of the attention rows in nats (uniform attention: ln n)", {"entropy"}, {}};
+}
+
+}  // namespace
+ATTNSCAN_DETECTOR(Entropy, info)
