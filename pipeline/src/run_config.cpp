@@ -212,6 +212,43 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
       std::string key = prefix + it->first.as<std::string>();
       const std::string where = file.string() + ":" + std::to_string(it->first.Mark().line + 1);
       const YAML::Node& v = it->second;
+      if (key == "detectors") {  // a list of {name: plugin, parameter: value, ...}
+        if (v.IsNull()) continue;
+        if (!v.IsSequence()) throw ConfigError(where + ": detectors: expected a list of {name: ..., parameters}");
+        detectors_.clear();
+        for (const auto& item : v) {
+          const std::string at = file.string() + ":" + std::to_string(item.Mark().line + 1);
+          DetectorConfig d;
+          if (item.IsScalar()) {
+            d.name = item.Scalar();
+          } else if (item.IsMap()) {
+            for (auto p = item.begin(); p != item.end(); ++p) {
+              const std::string pk = p->first.as<std::string>();
+              if (!p->second.IsScalar() && !p->second.IsNull())
+                throw ConfigError(at + ": detectors: parameter '" + pk + "' must be a single value");
+              if (pk == "name") d.name = p->second.Scalar();
+              else d.params[pk] = p->second.IsNull() ? "" : p->second.Scalar();
+            }
+          } else {
+            throw ConfigError(at + ": detectors: each entry is a plugin name or {name: ..., parameters}");
+          }
+          if (d.name.empty()) throw ConfigError(at + ": detectors: entry without a name");
+          for (const auto& e : detectors_)
+            if (e.name == d.name) throw ConfigError(at + ": detectors: '" + d.name + "' listed twice");
+          detectors_.push_back(std::move(d));
+        }
+        continue;
+      }
+      if (key == "plugin_paths") {
+        if (v.IsNull()) continue;
+        if (!v.IsSequence()) throw ConfigError(where + ": plugin_paths: expected a list of folders");
+        plugin_paths_.clear();
+        for (const auto& item : v) {
+          if (!item.IsScalar()) throw ConfigError(where + ": plugin_paths: expected folder names");
+          plugin_paths_.push_back(item.Scalar());
+        }
+        continue;
+      }
       if (v.IsMap()) {
         bool is_section = false;
         for (const auto& o : table())
@@ -231,10 +268,31 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
   walk(root, "");
 }
 
+void ConfigBuilder::set_detectors(const std::string& names, const std::string& where) {
+  detectors_.clear();
+  std::stringstream ss(names);
+  std::string name;
+  while (std::getline(ss, name, ','))
+    if (!name.empty()) {
+      for (const auto& e : detectors_)
+        if (e.name == name) throw ConfigError(where + ": detectors: '" + name + "' listed twice");
+      detectors_.push_back({name, {}});
+    }
+}
+
 void ConfigBuilder::set(const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw ConfigError("--set " + assignment + ": expected key=value");
   std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  if (key == "detectors") return set_detectors(text, "--set " + assignment);  // names only; parameters via YAML
+  if (key == "plugin_paths") {
+    plugin_paths_.clear();
+    std::stringstream ss(text);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty()) plugin_paths_.push_back(dir);
+    return;
+  }
   std::string value = text;
   try {  // parse as a YAML scalar so quoting works the same as in files
     YAML::Node n = YAML::Load(text);
@@ -301,6 +359,8 @@ RunConfig ConfigBuilder::build() const {
   c.block_rows = static_cast<uint64_t>(std::stoll(get("pipeline.block_rows")));
   c.inflight = std::stoi(get("pipeline.inflight"));
   c.batch_tokens = std::stoll(get("pipeline.batch_tokens"));
+  c.detectors = detectors_;
+  c.plugin_paths = plugin_paths_;
   return c;
 }
 
@@ -311,7 +371,13 @@ std::string ConfigBuilder::identity() const {
     if (std::find(std::begin(kNotContent), std::end(kNotContent), key) != std::end(kNotContent)) continue;
     out += key + ": " + value + "\n";
   }
-  return out;
+  out += "detectors:";
+  for (const auto& d : detectors_) {
+    out += " " + d.name + "(";
+    for (const auto& [k, v] : d.params) out += k + "=" + v + ";";
+    out += ")";
+  }
+  return out + "\n";
 }
 
 std::string ConfigBuilder::dump() const {
@@ -332,6 +398,16 @@ std::string ConfigBuilder::dump() const {
     else out << YAML::DoubleQuoted << value;
   }
   if (!section.empty()) out << YAML::EndMap;
+  out << YAML::Key << "detectors" << YAML::Value << YAML::BeginSeq;
+  for (const auto& d : detectors_) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << d.name;
+    for (const auto& [k, v] : d.params) out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "plugin_paths" << YAML::Value << YAML::BeginSeq;
+  for (const auto& p : plugin_paths_) out << YAML::DoubleQuoted << p;
+  out << YAML::EndSeq;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

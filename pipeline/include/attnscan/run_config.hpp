@@ -3,6 +3,7 @@
 // its type, default, allowed values and documentation. Precedence: defaults < YAML < --set key=value.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@ namespace attnscan {
 class ConfigError : public Error {
  public:
   using Error::Error;
+};
+
+// One entry of `detectors:`: a plugin name and its parameters as text (checked by the plugin host).
+struct DetectorConfig {
+  std::string name;
+  std::map<std::string, std::string> params;
+  bool operator==(const DetectorConfig& o) const { return name == o.name && params == o.params; }
 };
 
 struct RunConfig {
@@ -34,6 +42,8 @@ struct RunConfig {
   uint64_t block_rows = 256;
   int inflight = 0;
   int64_t batch_tokens = 768;
+  std::vector<DetectorConfig> detectors;
+  std::vector<std::string> plugin_paths;
 };
 
 // "all" or "0,2,4-5" -> sorted indices below count; throws Error otherwise.
@@ -64,7 +74,10 @@ class ConfigBuilder {
 
  private:
   void apply(const std::string& key, const std::string& value, const std::string& where);
+  void set_detectors(const std::string& names, const std::string& where);
   std::vector<std::pair<std::string, std::string>> values_;  // key -> value text, table order
+  std::vector<DetectorConfig> detectors_;
+  std::vector<std::string> plugin_paths_;
 };
 
 }  // namespace attnscan

@@ -130,6 +130,50 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
   });
 }
 
+// Runs every detector on one forward's examples; writes their scores at each example's place.
+void score_batch(const std::vector<LoadedDetector>& detectors, const std::vector<std::size_t>& members,
+                 const std::vector<Encoding>& encodings, const std::vector<const Row*>& rows, const EncoderOutput& out,
+                 LayoutChunk& chunk) {
+  const int64_t L = out.layers, H = out.heads;
+  const std::size_t lh = static_cast<std::size_t>(L * H);
+  std::vector<sdk::Example> examples(members.size());
+  std::vector<std::vector<float>> attention(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const Encoding& enc = encodings[members[k]];
+    const std::size_t n = enc.size();
+    auto& ex = examples[k];
+    ex.id = rows[members[k]]->record->id;
+    ex.layers = L;
+    ex.heads = H;
+    for (std::size_t t = 0; t < n; ++t) {
+      const auto& words = enc.segment[t] ? enc.words_b : enc.words_a;
+      const int32_t w = enc.word_index[t];
+      ex.tokens.push_back({enc.tokens[t], enc.ids[t], enc.segment[t], w, enc.special[t] != 0,
+                           w >= 0 && static_cast<std::size_t>(w) < words.size() ? words[static_cast<std::size_t>(w)] : enc.tokens[t]});
+    }
+    attention[k].resize(lh * n * n);  // [L][H][n][n] without the batch's padding
+    float* dst = attention[k].data();
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t h = 0; h < H; ++h) {
+        const float* a = out.attention_at(static_cast<int64_t>(k), l, h);
+        for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * static_cast<std::size_t>(out.seq_len), a + q * static_cast<std::size_t>(out.seq_len) + n, dst);
+      }
+    ex.attention = attention[k].data();
+  }
+  for (const auto& d : detectors) {
+    auto results = d.score(examples);
+    for (std::size_t o = 0; o < d.info.outputs.size(); ++o) {
+      auto& cols = chunk.scores.at(d.info.name + "/" + d.info.outputs[o]);
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        std::copy(results[k].scores.begin() + static_cast<std::ptrdiff_t>(o * lh),
+                  results[k].scores.begin() + static_cast<std::ptrdiff_t>((o + 1) * lh),
+                  cols.values.begin() + static_cast<std::ptrdiff_t>(members[k] * lh));
+        cols.baseline[members[k]] = results[k].baseline[o];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& s) {
@@ -190,13 +234,23 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
         values += sizes[i];
       }
     }
+    // Detector scores, per output, for the block's examples in input order.
+    const auto lh = static_cast<std::size_t>(encoder.config().num_layers * encoder.config().num_heads);
+    std::vector<const Row*> record_rows;
+    for (const auto& row : work->items)
+      if (row.record) record_rows.push_back(&row);
+    if (s.detectors)
+      for (const auto& d : *s.detectors)
+        for (const auto& o : d.info.outputs)
+          work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
+                                                       std::vector<float>(encodings.size())};
     std::vector<uint8_t> buffer;
-    const uint64_t lh = static_cast<uint64_t>(encoder.config().num_layers * encoder.config().num_heads);
     for (const auto& members : bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh)) {
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
-      // Detector plugins will score these examples here, from `out`.
+      if (s.detectors && !s.detectors->empty())
+        score_batch(*s.detectors, members, encodings, record_rows, out, work->chunk);
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
         if (offset[m] < 0) continue;

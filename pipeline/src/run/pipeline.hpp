@@ -10,6 +10,7 @@
 
 #include "attnscan/dataset.hpp"
 #include "attnscan/encoder.hpp"
+#include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "store/layout_file.hpp"
 
@@ -24,6 +25,7 @@ struct PipelineSettings {
   int shard_index = 0, shard_count = 1;
   uint64_t max_rows = 0;  // 0: all
   LayoutParams layout;
+  const std::vector<LoadedDetector>* detectors = nullptr;  // scored on every example, in this order
 };
 
 struct PipelineProgress {

@@ -19,12 +19,14 @@
 #include "attnscan/encoder.hpp"
 #include "attnscan/model_location.hpp"
 #include "attnscan/model_weights.hpp"
+#include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
 #include "run/sha256.hpp"
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
+#include "store/score_stats.hpp"
 
 namespace attnscan {
 
@@ -194,6 +196,19 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     throw ConfigError(std::string("output.layers/output.heads: ") + e.what());
   }
 
+  // Detector plugins: loaded (and their parameters checked) before anything is written.
+  std::vector<LoadedDetector> detectors;
+  {
+    PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
+    for (const auto& d : cfg.detectors) {
+      detectors.push_back(host.load(d.name, d.params));
+      const auto& info = detectors.back().info;
+      std::string params;
+      for (const auto& [k, v] : detectors.back().params) params += (params.empty() ? "" : ", ") + k + "=" + param_value_text(v);
+      for (const auto& o : info.outputs) layout.scores.push_back({info.name, o, info.version, info.description, params});
+    }
+  }
+
   // A complete output from the same run means there is nothing left to do.
   if (fs::exists(out) && !req.overwrite) {
     RootInfo existing;
@@ -245,6 +260,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   ps.shard_index = req.shard_index;
   ps.shard_count = req.shard_count;
   ps.layout = layout;
+  ps.detectors = &detectors;
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   BertEncoder encoder(model, eo);
@@ -408,6 +424,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
       writer = std::make_unique<LayoutWriter>(tmp_out, layout, attention_total);
     }
     copy_blocks(sources, *writer);
+    write_score_aggregates(writer->file(), layout);
     write_root(writer->file(), root);
     writer->file().flush();
   }

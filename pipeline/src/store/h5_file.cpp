@@ -95,6 +95,77 @@ void File::resize(const std::string& name, std::size_t size) {
   if (H5Dset_extent(d.get(), &n) < 0) fail("cannot resize " + name);
 }
 
+void File::create_rows_dataset(const std::string& name, const std::vector<uint64_t>& trailing, std::size_t chunk_rows) {
+  std::vector<hsize_t> dims = {0}, maxdims = {H5S_UNLIMITED}, cdims = {std::max<hsize_t>(chunk_rows, 1)};
+  for (auto d : trailing) {
+    dims.push_back(d);
+    maxdims.push_back(d);
+    cdims.push_back(d);
+  }
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(dcpl.get(), static_cast<int>(cdims.size()), cdims.data());
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  hid_t d = H5Dcreate2(id(), name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
+  if (d < 0) fail("cannot create dataset " + name);
+  H5Dclose(d);
+}
+
+std::vector<uint64_t> File::dims(const std::string& name) const {
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dd(static_cast<std::size_t>(std::max(rank, 0)));
+  H5Sget_simple_extent_dims(space.get(), dd.data(), nullptr);
+  return std::vector<uint64_t>(dd.begin(), dd.end());
+}
+
+void File::append_rows(const std::string& name, const float* data, std::size_t rows) {
+  if (rows == 0) return;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d) fail("no dataset " + name);
+  auto cur = dims(name);
+  std::vector<hsize_t> next(cur.begin(), cur.end()), start(cur.size(), 0), count(cur.begin(), cur.end());
+  next[0] = cur[0] + rows;
+  if (H5Dset_extent(d.get(), next.data()) < 0) fail("cannot extend " + name);
+  start[0] = cur[0];
+  count[0] = rows;
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  if (H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail("cannot write " + name);
+}
+
+std::vector<float> File::read_rows(const std::string& name, std::size_t begin, std::size_t end) const {
+  auto cur = dims(name);
+  std::size_t per_row = 1;
+  for (std::size_t i = 1; i < cur.size(); ++i) per_row *= cur[i];
+  std::vector<float> out((end > begin ? end - begin : 0) * per_row);
+  if (out.empty()) return out;
+  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  std::vector<hsize_t> start(cur.size(), 0), count(cur.begin(), cur.end());
+  start[0] = begin;
+  count[0] = end - begin;
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  if (H5Dread(d.get(), H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0) fail("cannot read " + name);
+  return out;
+}
+
+void File::write_array(const std::string& name, const std::vector<uint64_t>& shape, const std::vector<float>& data) {
+  std::vector<hsize_t> dd(shape.begin(), shape.end());
+  Handle space(H5Screate_simple(static_cast<int>(dd.size()), dd.data(), nullptr), H5Sclose);
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  if (exists(name)) H5Ldelete(id(), name.c_str(), H5P_DEFAULT);
+  Handle d(H5Dcreate2(id(), name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!d || H5Dwrite(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+    fail("cannot write " + name);
+}
+
 File File::open_read(const std::filesystem::path& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   ensure_plugin_path();

@@ -53,6 +53,13 @@ class File {
   // With allocate_now the space is reserved at once, at a fixed byte offset (dataset_offset).
   void create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now = false);
   uint64_t dataset_offset(const std::string& name) const;
+  // Extendable [rows, d1, d2, ...] float32 datasets (per-example score matrices).
+  void create_rows_dataset(const std::string& name, const std::vector<uint64_t>& trailing, std::size_t chunk_rows);
+  void append_rows(const std::string& name, const float* data, std::size_t rows);
+  std::vector<float> read_rows(const std::string& name, std::size_t begin, std::size_t end) const;
+  std::vector<uint64_t> dims(const std::string& name) const;
+  // Fixed-shape float32 dataset written at once (aggregates).
+  void write_array(const std::string& name, const std::vector<uint64_t>& shape, const std::vector<float>& data);
   void resize(const std::string& name, std::size_t size);
   template <typename T>
   void append(const std::string& name, const std::vector<T>& values);

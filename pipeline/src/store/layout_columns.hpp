@@ -2,6 +2,7 @@
 // In-memory columns of HDF5 layout v1 (see docs/hdf5-layout.md): the unit that is written to and
 // read from block parts, final files and shards. Offsets are relative to the first row held.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,17 @@ struct RejectColumns {
   std::size_t size() const { return index.size(); }
 };
 
+// Per-example scores of one detector output: values [rows][layers][heads], baseline [rows].
+struct ScoreColumns {
+  std::vector<float> values, baseline;
+};
+
 struct LayoutChunk {
   ExampleColumns examples;
   TokenColumns tokens;
   std::vector<uint8_t> attention;  // raw values in the file's attention dtype
   RejectColumns rejects;
+  std::map<std::string, ScoreColumns> scores;  // key "detector/output"
 };
 
 std::size_t attention_value_size(AttentionDType t);

@@ -76,6 +76,17 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   f.set_attr("/attention", "dtype", std::string(dtype_name(params.dtype)));
   f.set_attr("/attention", "compression", std::string(compression_name(params.compression)));
   f.set_attr("/attention", "layout", std::string("values[o:o + L*H*n*n].reshape(L, H, n, n): [layer][head][query][key]"));
+  std::string keys;
+  for (const auto& so : params.scores) {
+    const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
+    f.create_rows_dataset("scores/" + so.key() + "/values", lh, 256);
+    f.create_rows_dataset("scores/" + so.key() + "/baseline", {}, 4096);
+    f.set_attr("/scores/" + so.detector, "version", so.version);
+    f.set_attr("/scores/" + so.detector, "description", so.description);
+    f.set_attr("/scores/" + so.detector, "parameters", so.parameters);
+    keys += (keys.empty() ? "" : "\n") + so.key();
+  }
+  if (!keys.empty()) f.set_attr("/scores", "outputs", keys);
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
     f.set_attr("/attention/values", "scale_factor", 1.0 / 255.0);
     f.set_attr("/attention/values", "add_offset", 0.0);
@@ -115,6 +126,14 @@ void LayoutWriter::append(const LayoutChunk& c) {
   f.append("rejects/line", c.rejects.line);
   f.append_strings("rejects/file", c.rejects.file);
   f.append_strings("rejects/reason", c.rejects.reason);
+  for (const auto& so : params_.scores) {
+    auto it = c.scores.find(so.key());
+    if (e.size() == 0) continue;
+    if (it == c.scores.end() || it->second.baseline.size() != e.size())
+      throw Error(f.path().string() + ": internal: scores of " + so.key() + " missing for a chunk");
+    f.append_rows("scores/" + so.key() + "/values", it->second.values.data(), e.size());
+    f.append_rows("scores/" + so.key() + "/baseline", it->second.baseline.data(), e.size());
+  }
   examples_ += e.size();
   tokens_ += c.tokens.size();
   attention_ += c.attention.size() / vs;
@@ -136,6 +155,21 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   params_.dtype = dt == "float32" ? AttentionDType::F32 : dt == "float16" ? AttentionDType::F16 : AttentionDType::U8;
   std::string comp = f.attr_string("/attention", "compression");
   params_.compression = comp == "lz4" ? Compression::Lz4 : comp == "deflate" ? Compression::Deflate : Compression::None;
+  if (f.has_attr("/scores", "outputs")) {
+    std::string keys = f.attr_string("/scores", "outputs");
+    std::size_t pos = 0;
+    while (pos <= keys.size()) {
+      auto end = keys.find('\n', pos);
+      std::string key = keys.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      auto slash = key.find('/');
+      ScoreOutput so{key.substr(0, slash), key.substr(slash + 1), f.attr_string("/scores/" + key.substr(0, slash), "version"),
+                     f.attr_string("/scores/" + key.substr(0, slash), "description"),
+                     f.attr_string("/scores/" + key.substr(0, slash), "parameters")};
+      params_.scores.push_back(so);
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  }
   n_examples_ = f.length("examples/index");
   n_rejects_ = f.length("rejects/index");
 }
@@ -184,6 +218,9 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
       f.read_raw("attention/values", static_cast<std::size_t>(v0), static_cast<std::size_t>(v1), out.attention.data());
     }
   }
+  for (const auto& so : params_.scores)
+    out.scores[so.key()] = {f.read_rows("scores/" + so.key() + "/values", a, b),
+                            f.read_rows("scores/" + so.key() + "/baseline", a, b)};
   out.rejects.index = f.read<uint64_t>("rejects/index", c, d);
   out.rejects.line = f.read<uint64_t>("rejects/line", c, d);
   out.rejects.file = f.read_strings("rejects/file", c, d);

@@ -11,11 +11,18 @@ namespace attnscan {
 inline constexpr const char* kFormatName = "attnscan";
 inline constexpr int64_t kFormatVersion = 1;
 
+// One detector output stored under /scores/<detector>/<output>/.
+struct ScoreOutput {
+  std::string detector, output, version, description, parameters;
+  std::string key() const { return detector + "/" + output; }
+};
+
 struct LayoutParams {
   AttentionDType dtype = AttentionDType::F16;
   Compression compression = Compression::None;
   std::vector<int64_t> layers, heads;  // stored subsets (0-indexed)
   int64_t model_layers = 0, model_heads = 0;
+  std::vector<ScoreOutput> scores;
 };
 
 const char* dtype_name(AttentionDType t);

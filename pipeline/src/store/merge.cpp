@@ -6,6 +6,7 @@
 #include "attnscan/error.hpp"
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
+#include "store/score_stats.hpp"
 
 namespace attnscan {
 
@@ -81,6 +82,7 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
   {
     LayoutWriter w(tmp, LayoutReader(shards.front()).params());
     copy_blocks(sources, w);
+    write_score_aggregates(w.file(), LayoutReader(shards.front()).params());
     write_root(w.file(), merged);
     w.file().flush();
   }
