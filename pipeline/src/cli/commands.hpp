@@ -9,5 +9,6 @@ int attend_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int merge_command(const std::vector<std::string>& args);
 int plugins_command(const std::vector<std::string>& args);
+int heads_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

@@ -17,7 +17,8 @@ void usage(std::ostream& out) {
          "  run       stream a dataset through the model into one HDF5 file (resumable, shardable)\n"
          "  merge     merge the shard files of a sharded run into one file\n"
          "  attend    tokenize one sentence pair, run the model, show or dump its attention\n"
-         "  plugins   list the detector plugins found, with outputs and parameters\n";
+         "  plugins   list the detector plugins found, with outputs and parameters\n"
+         "  heads     top heads per detector output of a result file, optionally by label\n";
 }
 
 }  // namespace
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (command == "run") return attnscan::cli::run_command(args);
     if (command == "merge") return attnscan::cli::merge_command(args);
     if (command == "plugins") return attnscan::cli::plugins_command(args);
+    if (command == "heads") return attnscan::cli::heads_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

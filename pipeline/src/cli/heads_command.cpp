@@ -1,0 +1,129 @@
+// `attnscan heads RESULT.h5`: per detector output, the heads with the highest mean score.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "attnscan/error.hpp"
+#include "cli/commands.hpp"
+#include "store/layout_file.hpp"
+#include "store/score_stats.hpp"
+
+namespace po = boost::program_options;
+
+namespace attnscan::cli {
+
+namespace {
+
+struct Row {
+  std::string detector, output, group;
+  int rank;
+  int64_t layer, head;
+  float mean, ci_low, ci_high, count, baseline, lift;
+};
+
+}  // namespace
+
+int heads_command(const std::vector<std::string>& args) {
+  std::string file, by, format = "table", only;
+  int top = 5;
+  po::options_description opts("attnscan heads RESULT.h5: top heads per detector output");
+  opts.add_options()("help,h", "show this help")("top,k", po::value(&top)->default_value(5), "heads per output")(
+      "by", po::value(&by), "stratify by: label")("format", po::value(&format)->default_value("table"),
+                                                  "table, csv or json")(
+      "detector", po::value(&only), "only this detector");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nLayers and heads are 0-indexed. CI: " << kCiMethod
+              << ". lift = mean / mean uniform-attention baseline over the same examples.\n";
+    return 0;
+  }
+  if (file.empty()) throw Error("usage: attnscan heads RESULT.h5 [--top K] [--by label] [--format table|csv|json]");
+  if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
+  if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
+  LayoutReader reader(file);
+  const auto& p = reader.params();
+  if (p.scores.empty()) throw Error(file + ": no detector scores (run with detectors: in the config)");
+  const std::size_t lh = static_cast<std::size_t>(p.model_layers * p.model_heads);
+
+  // Groups of examples: everything, or one per label value.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> groups;
+  if (by.empty()) {
+    groups.push_back({"all", {}});
+  } else {
+    auto labels = reader.file().read_strings("examples/label", 0, reader.examples());
+    std::map<std::string, std::vector<uint8_t>> m;
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      auto& mask = m[labels[i]];
+      mask.resize(labels.size());
+      mask[i] = 1;
+    }
+    for (auto& [label, mask] : m) groups.push_back({label, std::move(mask)});
+  }
+  std::vector<Row> rows;
+  for (const auto& so : p.scores) {
+    if (!only.empty() && so.detector != only) continue;
+    for (const auto& [group, mask] : groups) {
+      HeadStats s = compute_head_stats(reader.file(), so.key(), lh, mask.empty() ? nullptr : &mask);
+      std::vector<std::size_t> order(lh);
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const float x = std::isnan(s.mean[a]) ? -INFINITY : s.mean[a], y = std::isnan(s.mean[b]) ? -INFINITY : s.mean[b];
+        return x > y;
+      });
+      for (int r = 0; r < top && r < static_cast<int>(lh); ++r) {
+        const std::size_t k = order[static_cast<std::size_t>(r)];
+        rows.push_back({so.detector, so.output, group, r + 1, static_cast<int64_t>(k) / p.model_heads,
+                        static_cast<int64_t>(k) % p.model_heads, s.mean[k], s.ci_low[k], s.ci_high[k], s.count[k],
+                        s.baseline_mean[k], s.mean[k] / s.baseline_mean[k]});
+      }
+    }
+  }
+  if (format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows)
+      j.push_back({{"detector", r.detector}, {"output", r.output}, {"group", r.group}, {"rank", r.rank},
+                   {"layer", r.layer}, {"head", r.head}, {"mean", r.mean}, {"ci_low", r.ci_low}, {"ci_high", r.ci_high},
+                   {"count", r.count}, {"baseline", r.baseline}, {"lift", r.lift}});
+    std::cout << nlohmann::json({{"file", file}, {"indexing", "layer and head are 0-indexed"}, {"ci_method", kCiMethod},
+                                 {"heads", j}})
+                     .dump(2)
+              << "\n";
+  } else if (format == "csv") {
+    std::cout << "detector,output,group,rank,layer,head,mean,ci_low,ci_high,count,baseline,lift\n";
+    for (const auto& r : rows)
+      std::cout << r.detector << "," << r.output << "," << r.group << "," << r.rank << "," << r.layer << "," << r.head
+                << "," << r.mean << "," << r.ci_low << "," << r.ci_high << "," << r.count << "," << r.baseline << ","
+                << r.lift << "\n";
+  } else {
+    std::cout << "top " << top << " heads per detector output (layer-head, 0-indexed); 95% CI: " << kCiMethod << "\n";
+    std::string last;
+    for (const auto& r : rows) {
+      const std::string title = r.detector + "/" + r.output + (by.empty() ? "" : "  [" + by + " = " + r.group + "]");
+      if (title != last) {
+        std::cout << "\n" << title << "\n  rank  head    mean    95% CI              n      baseline  lift\n";
+        last = title;
+      }
+      std::cout << std::fixed << std::setprecision(4) << "  " << std::setw(4) << r.rank << "  " << std::setw(2) << r.layer
+                << "-" << std::left << std::setw(3) << r.head << std::right << " " << std::setw(7) << r.mean << "  ["
+                << std::setw(7) << r.ci_low << ", " << std::setw(7) << r.ci_high << "]  " << std::setw(6)
+                << static_cast<long>(r.count) << "  " << std::setw(8) << r.baseline << "  " << std::setprecision(2)
+                << std::setw(5) << r.lift << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace attnscan::cli
