@@ -19,6 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from h5_recipes import all_content, attention, same_content, tokens  # noqa: E402
+from patterns_reference import compare  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DATASETS = os.path.join(ROOT, "..", "shared", "datasets")
@@ -223,7 +224,7 @@ def test_sigint_stops_cleanly_and_refuses_changed_resume():
 def test_shards_and_merge():
     model_dir()
     need_datasets()
-    args = [*STSB_DEV, "--set", "pipeline.block_rows=50"]
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=50", "--set", "detectors=next_token,delimiter,cross_sentence_match"]
     run("run", *args, "-o", out("single.h5"))
     shards = []
     for i in range(4):
@@ -277,6 +278,64 @@ def test_config_errors():
     p = run("run", "-c", "configs/default.yaml", "--set", "output.layers=0,9", "--set", "output.path=" + out("l.h5"),
             check=False)
     assert p.returncode != 0 and "index 9 is out of range (there are 6)" in p.stderr, p.stderr
+
+
+ALL_DETECTORS = ["next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",
+                 "delimiter", "entropy"]
+
+
+def detector_config(path, dataset_lines, params):
+    with open(path, "w") as f:
+        f.write(dataset_lines + "output:\n  dtype: float32\ndetectors:\n")
+        for d in ALL_DETECTORS:
+            f.write(f"  - name: {d}\n")
+            for k, v in params.get(d, {}).items():
+                f.write(f"    {k}: {v}\n")
+
+
+def test_detectors_match_numpy_reference():
+    """Every plugin's per-example scores and baselines equal an independent numpy implementation."""
+    model_dir()
+    variants = [{}, {"next_token": {"within_sentence": "true"}, "prev_token": {"within_sentence": "true"},
+                     "same_sentence_match": {"match": "stem"}, "cross_sentence_match": {"match": "stem"}}]
+    datasets = ["dataset:\n  path: data/sample_pairs.tsv\n"]
+    if os.path.isdir(DATASETS):
+        datasets.append("dataset:\n  path: ../shared/datasets/stsb/sts-dev.csv\n  header: false\n"
+                        "  sentence_a: 5\n  sentence_b: 6\n  max_rows: 150\n")
+    else:
+        print(f"note: {DATASETS} absent: checking the shipped sample only")
+    for k, params in enumerate(variants):
+        for d, lines in enumerate(datasets):
+            cfg, target = out(f"det{k}{d}.yaml"), out(f"det{k}{d}.h5")
+            detector_config(cfg, lines, params)
+            run("run", "-c", cfg, "-o", target, "--no-progress")
+            with h5py.File(target, "r") as f:
+                worst = compare(f, params)
+            print(f"variant {k}, dataset {d}: max |plugin - numpy| = {worst:.3g}")
+            assert worst <= 1e-6, worst
+
+
+def test_detector_faults_keep_output_intact():
+    model_dir()
+    faults = os.path.join(os.path.dirname(os.path.dirname(BIN)), "tests", "fault_plugins")
+    data = out("boom.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\nfine words\tx\nBoom goes it\ty\n")
+    target = out("faults.h5")
+    base = ["--set", "dataset.path=" + data, "--set", "plugin_paths=" + faults, "-o", target, "--no-progress"]
+    cases = [("throwing", "detector throwing failed on example 3: boom token seen"),
+             ("wrong_api", "plugin built for detector API version 999"),
+             ("no_such_detector", "no detector plugin 'no_such_detector' (available: ")]
+    for name, message in cases:
+        p = run("run", *base, "--set", "detectors=" + name, check=False)
+        assert p.returncode != 0 and message in p.stderr, (name, p.stderr)
+        assert not os.path.exists(target), name
+    cfg = out("typo.yaml")
+    with open(cfg, "w") as f:
+        f.write("detectors:\n  - name: next_token\n    within_sentense: true\n")
+    p = run("run", "-c", cfg, *base, check=False)
+    assert p.returncode != 0 and "unknown parameter 'within_sentense' (parameters: within_sentence)" in p.stderr, p.stderr
+    assert not os.path.exists(target)
 
 
 TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}

@@ -49,6 +49,12 @@ void to_half(const float* src, uint16_t* dst, std::size_t n) {
 
 }  // namespace
 
+std::string token_word(const Encoding& enc, std::size_t t) {
+  const auto& words = enc.segment[t] ? enc.words_b : enc.words_a;
+  const int32_t w = enc.word_index[t];
+  return w >= 0 && static_cast<std::size_t>(w) < words.size() ? words[static_cast<std::size_t>(w)] : enc.tokens[t];
+}
+
 void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc, int64_t attention_offset) {
   auto& e = c.examples;
   e.index.push_back(index);
@@ -68,6 +74,7 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
   for (std::size_t t = 0; t < enc.size(); ++t) {
     c.tokens.id.push_back(enc.ids[t]);
     c.tokens.text.push_back(enc.tokens[t]);
+    c.tokens.word.push_back(token_word(enc, t));
     c.tokens.segment.push_back(enc.segment[t]);
     c.tokens.word_index.push_back(enc.word_index[t]);
     c.tokens.special.push_back(enc.special[t]);

@@ -16,6 +16,9 @@ void append_example(LayoutChunk& chunk, uint64_t index, const PairRecord& record
 // Writes example `batch_row`'s stored layers and heads, n x n each, in the storage dtype, to dst.
 void write_attention(uint8_t* dst, const EncoderOutput& output, int64_t batch_row, int64_t n, const LayoutParams& params);
 
+// The whole word token t belongs to (its own text for added [CLS]/[SEP]).
+std::string token_word(const Encoding& encoding, std::size_t t);
+
 void append_reject(LayoutChunk& chunk, uint64_t index, const RejectedRow& row);
 
 uint16_t float_to_half(float f);

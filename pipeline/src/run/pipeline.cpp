@@ -145,12 +145,8 @@ void score_batch(const std::vector<LoadedDetector>& detectors, const std::vector
     ex.id = rows[members[k]]->record->id;
     ex.layers = L;
     ex.heads = H;
-    for (std::size_t t = 0; t < n; ++t) {
-      const auto& words = enc.segment[t] ? enc.words_b : enc.words_a;
-      const int32_t w = enc.word_index[t];
-      ex.tokens.push_back({enc.tokens[t], enc.ids[t], enc.segment[t], w, enc.special[t] != 0,
-                           w >= 0 && static_cast<std::size_t>(w) < words.size() ? words[static_cast<std::size_t>(w)] : enc.tokens[t]});
-    }
+    for (std::size_t t = 0; t < n; ++t)
+      ex.tokens.push_back({enc.tokens[t], enc.ids[t], enc.segment[t], enc.word_index[t], enc.special[t] != 0, token_word(enc, t)});
     attention[k].resize(lh * n * n);  // [L][H][n][n] without the batch's padding
     float* dst = attention[k].data();
     for (int64_t l = 0; l < L; ++l)

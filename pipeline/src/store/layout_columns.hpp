@@ -26,7 +26,7 @@ struct ExampleColumns {
 
 struct TokenColumns {
   std::vector<int32_t> id, word_index;
-  std::vector<std::string> text;
+  std::vector<std::string> text, word;  // WordPiece, and the whole word it belongs to
   std::vector<uint8_t> segment, special;
   std::size_t size() const { return id.size(); }
 };

@@ -35,7 +35,7 @@ const char* const kMetadataSets[] = {
     "examples/index", "examples/row", "examples/token_offset", "examples/id", "examples/sentence_a",
     "examples/sentence_b", "examples/label", "examples/has_label", "examples/label_value", "examples/n_tokens",
     "examples/tokens_a", "examples/tokens_b", "examples/truncated", "examples/attention_offset", "tokens/id",
-    "tokens/text", "tokens/segment", "tokens/word_index", "tokens/special", "rejects/index", "rejects/line",
+    "tokens/text", "tokens/word", "tokens/segment", "tokens/word_index", "tokens/special", "rejects/index", "rejects/line",
     "rejects/file", "rejects/reason"};
 }  // namespace
 
@@ -59,6 +59,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   f.create_dataset("examples/attention_offset", H5T_STD_I64LE, kExampleChunk);
   f.create_dataset("tokens/id", H5T_STD_I32LE, kTokenChunk);
   f.create_dataset("tokens/text", str, kTokenChunk);
+  f.create_dataset("tokens/word", str, kTokenChunk);
   f.create_dataset("tokens/segment", H5T_STD_U8LE, kTokenChunk);
   f.create_dataset("tokens/word_index", H5T_STD_I32LE, kTokenChunk);
   f.create_dataset("tokens/special", H5T_STD_U8LE, kTokenChunk);
@@ -117,6 +118,7 @@ void LayoutWriter::append(const LayoutChunk& c) {
   f.append("examples/attention_offset", attention_offset);
   f.append("tokens/id", c.tokens.id);
   f.append_strings("tokens/text", c.tokens.text);
+  f.append_strings("tokens/word", c.tokens.word);
   f.append("tokens/segment", c.tokens.segment);
   f.append("tokens/word_index", c.tokens.word_index);
   f.append("tokens/special", c.tokens.special);
@@ -202,6 +204,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     for (auto& o : e.token_offset) o -= t0;
     out.tokens.id = f.read<int32_t>("tokens/id", t0, t1);
     out.tokens.text = f.read_strings("tokens/text", t0, t1);
+    out.tokens.word = f.read_strings("tokens/word", t0, t1);
     out.tokens.segment = f.read<uint8_t>("tokens/segment", t0, t1);
     out.tokens.word_index = f.read<int32_t>("tokens/word_index", t0, t1);
     out.tokens.special = f.read<uint8_t>("tokens/special", t0, t1);

@@ -1,0 +1,113 @@
+"""An independent numpy implementation of docs/patterns.md, applied to a result file.
+
+Reads tokens and fp32 attention from the file (no attnscan code) and returns, per detector output,
+per-example scores [N, L, H] and baselines [N], to compare with what the plugins stored.
+"""
+import math
+
+import numpy as np
+
+from h5_recipes import attention
+
+
+def lower_ascii(s):
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+
+
+def word_keys(tokens, stem):
+    stemmer = None
+    if stem:
+        import snowballstemmer  # Debian python3-snowballstemmer (Snowball 2.2, as libstemmer)
+        stemmer = snowballstemmer.stemmer("english")
+    keys = []
+    for t in tokens:
+        if t["special"]:
+            keys.append(None)
+            continue
+        w = lower_ascii(t["word"])
+        keys.append(stemmer.stemWord(w) if stemmer else w)
+    return keys
+
+
+def target_score(A, targets):
+    """mean over i in Q (non-empty T(i)) of sum_{j in T(i)} A[:, :, i, j]; baseline mean |T(i)|/n."""
+    n = A.shape[-1]
+    Q = [i for i in range(n) if targets[i]]
+    if not Q:
+        return np.full(A.shape[:2], np.nan), np.nan
+    total = np.zeros(A.shape[:2])
+    for i in Q:
+        total += A[:, :, i, targets[i]].sum(axis=-1)
+    return total / len(Q), float(np.mean([len(targets[i]) / n for i in Q]))
+
+
+def scores(detector, output, tokens, A, params):
+    n = len(tokens)
+    if detector in ("next_token", "prev_token"):
+        step = 1 if detector == "next_token" else -1
+        within = params.get("within_sentence") == "true"
+        targets = []
+        for i in range(n):
+            j = i + step
+            ok = 0 <= j < n and not (within and (tokens[i]["special"] or tokens[j]["special"]
+                                                 or tokens[i]["segment"] != tokens[j]["segment"]))
+            targets.append([j] if ok else [])
+        return target_score(A, targets)
+    if detector in ("same_sentence_match", "cross_sentence_match"):
+        keys = word_keys(tokens, params.get("match") == "stem")
+        same = detector == "same_sentence_match"
+        targets = [[] if tokens[i]["special"] else
+                   [j for j in range(n) if not tokens[j]["special"]
+                    and (tokens[j]["segment"] == tokens[i]["segment"]) == same and keys[j] == keys[i]]
+                   for i in range(n)]
+        return target_score(A, targets)
+    if detector == "subword_siblings":
+        groups = {}
+        for i, t in enumerate(tokens):
+            if not t["special"]:
+                groups.setdefault((t["segment"], t["word_index"]), []).append(i)
+        targets = [[j for j in groups[(t["segment"], t["word_index"])] if j != i] if not t["special"] else []
+                   for i, t in enumerate(tokens)]
+        return target_score(A, targets)
+    if detector == "delimiter":
+        want = {"cls": {"[CLS]"}, "sep": {"[SEP]"}, "cls_or_sep": {"[CLS]", "[SEP]"}}[output]
+        cols = [j for j, t in enumerate(tokens) if t["special"] and t["text"] in want]
+        return target_score(A, [cols] * n)
+    if detector == "entropy":
+        A64 = A.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = -np.where(A64 > 0, A64 * np.log(np.where(A64 > 0, A64, 1)), 0).sum(axis=-1)
+        return h.mean(axis=-1), math.log(n)
+    raise ValueError(detector)
+
+
+def example_tokens(f, i):
+    t = int(f["examples/token_offset"][i])
+    n = int(f["examples/n_tokens"][i])
+    text = f["tokens/text"].asstr()[t:t + n]
+    word = f["tokens/word"].asstr()[t:t + n]
+    seg = f["tokens/segment"][t:t + n]
+    wi = f["tokens/word_index"][t:t + n]
+    sp = f["tokens/special"][t:t + n]
+    return [{"text": text[k], "word": word[k], "segment": int(seg[k]), "word_index": int(wi[k]), "special": bool(sp[k])}
+            for k in range(n)]
+
+
+def compare(f, params_by_detector):
+    """Max |plugin - reference| over every detector output, score and baseline."""
+    worst = 0.0
+    outputs = f["scores"].attrs["outputs"].split("\n")
+    for i in range(len(f["examples/index"])):
+        tokens = example_tokens(f, i)
+        A = attention(f, i).astype(np.float64)
+        for key in outputs:
+            det, out = key.split("/")
+            ref, base = scores(det, out, tokens, A, params_by_detector.get(det, {}))
+            got = f[f"scores/{key}/values"][i].astype(np.float64)
+            gb = float(f[f"scores/{key}/baseline"][i])
+            if np.isnan(ref).any() or np.isnan(got).any():
+                assert np.isnan(ref).all() and np.isnan(got).all(), (key, i, "NaN pattern differs")
+                assert math.isnan(base) and math.isnan(gb), (key, i, "baseline NaN differs")
+                continue
+            worst = max(worst, float(np.abs(got - ref).max()), abs(gb - base))
+    return worst
