@@ -82,6 +82,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
     f.create_rows_dataset("scores/" + so.key() + "/values", lh, 256);
     f.create_rows_dataset("scores/" + so.key() + "/baseline", {}, 4096);
+    f.set_attr("/scores/" + so.detector, "name", so.detector);
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
     f.set_attr("/scores/" + so.detector, "parameters", so.parameters);
