@@ -1,6 +1,7 @@
 #pragma once
 // The streaming TBB pipeline: read rows (serial, in order) -> tokenize, bucket by length, forward,
-// convert (parallel, one block of rows per token) -> commit the block (serial, in order).
+// run the detectors, store attention (parallel, one block of rows per token) -> commit the block
+// (serial, in order).
 // A block is `block_rows` consecutive rows of the dataset; blocks are the unit of sharding, of
 // commits and of resume, so a resumed run batches exactly as an uninterrupted one.
 #include <atomic>
