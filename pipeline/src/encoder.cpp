@@ -48,12 +48,6 @@ TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodi
   return b;
 }
 
-int64_t TokenBatch::real_tokens() const {
-  int64_t n = 0;
-  for (auto l : lengths) n += l;
-  return n;
-}
-
 namespace {
 
 // Process-wide memory settings for inference, applied once before the first oneDNN use. glibc

@@ -30,7 +30,6 @@ struct TokenBatch {
 
   // Pads to the longest encoding in the batch.
   static TokenBatch from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id);
-  int64_t real_tokens() const;
 };
 
 struct EncoderOutput {

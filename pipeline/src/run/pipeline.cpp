@@ -271,18 +271,12 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
 
   auto commit_block = [&](std::shared_ptr<BlockWork> work) {
     const auto& e = work->chunk.examples;
-    uint64_t tokens = 0, truncated = 0;
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      tokens += e.n_tokens[i];
-      truncated += e.truncated[i];
-    }
-    const uint64_t examples = e.size(), skipped = work->chunk.rejects.size(), rows_in = work->rows;
-    commit(work->number, rows_in, std::move(work->chunk));
-    progress.rows += rows_in;
+    uint64_t tokens = 0;
+    for (auto n : e.n_tokens) tokens += n;
+    const uint64_t examples = e.size();
+    commit(work->number, work->rows, std::move(work->chunk));
     progress.examples += examples;
     progress.tokens += tokens;
-    progress.skipped += skipped;
-    progress.truncated += truncated;
     progress.blocks += 1;
   };
 

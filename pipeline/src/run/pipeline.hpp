@@ -30,7 +30,7 @@ struct PipelineSettings {
 };
 
 struct PipelineProgress {
-  std::atomic<uint64_t> rows{0}, examples{0}, tokens{0}, skipped{0}, truncated{0}, blocks{0};
+  std::atomic<uint64_t> examples{0}, tokens{0}, blocks{0};
 };
 
 struct PipelineResult {

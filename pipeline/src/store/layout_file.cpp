@@ -137,7 +137,6 @@ void LayoutWriter::append(const LayoutChunk& c) {
     f.append_rows("scores/" + so.key() + "/values", it->second.values.data(), e.size());
     f.append_rows("scores/" + so.key() + "/baseline", it->second.baseline.data(), e.size());
   }
-  examples_ += e.size();
   tokens_ += c.tokens.size();
   attention_ += c.attention.size() / vs;
 }

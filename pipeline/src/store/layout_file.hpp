@@ -42,14 +42,12 @@ class LayoutWriter {
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
   h5::File& file() { return file_; }
-  uint64_t examples() const { return examples_; }
-  uint64_t attention_values() const { return attention_; }
 
  private:
   LayoutWriter(h5::File file, const LayoutParams& params) : file_(std::move(file)), params_(params) {}
   h5::File file_;
   LayoutParams params_;
-  uint64_t examples_ = 0, tokens_ = 0, attention_ = 0;
+  uint64_t tokens_ = 0, attention_ = 0;
 };
 
 // Parts whose attention lives in the final file carry this root attribute (= 1).
