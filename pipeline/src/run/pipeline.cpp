@@ -21,6 +21,7 @@ struct Row {
 
 struct BlockWork {
   uint64_t number = 0, rows = 0;
+  double fraction = 0;  // share of the input read when the block was complete
   std::vector<Row> items;
   LayoutChunk chunk;
 };
@@ -55,7 +56,7 @@ class RowStream {
 class BlockReader {
  public:
   BlockReader(PairReader& r, const PipelineSettings& s, BlockDone skip)
-      : rows_(r, s.max_rows), s_(s), skip_(std::move(skip)) {}
+      : reader_(r), rows_(r, s.max_rows), s_(s), skip_(std::move(skip)) {}
 
   std::shared_ptr<BlockWork> next() {
     for (;;) {
@@ -84,12 +85,15 @@ class BlockReader {
         }
         take(std::move(next));
       }
+      // The next block's first row has been read already; close enough for progress.
+      work->fraction = reader_.fraction();
       if (mine) return work;
     }
   }
   uint64_t rows_total() const { return rows_total_; }
 
  private:
+  PairReader& reader_;
   RowStream rows_;
   const PipelineSettings& s_;
   BlockDone skip_;
@@ -278,6 +282,7 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
     progress.examples += examples;
     progress.tokens += tokens;
     progress.blocks += 1;
+    progress.fraction = work->fraction;
   };
 
   run_blocks(s.inflight, read_block, process_block, commit_block);

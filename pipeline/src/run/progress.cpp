@@ -19,8 +19,8 @@ std::string duration(double s) {
 
 }  // namespace
 
-ProgressReporter::ProgressReporter(const PipelineProgress& p, const std::atomic<double>& fraction, std::ostream& out)
-    : progress_(p), fraction_(fraction), out_(out), tty_(isatty(STDERR_FILENO) != 0),
+ProgressReporter::ProgressReporter(const PipelineProgress& p, std::ostream& out)
+    : progress_(p), out_(out), tty_(isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()), thread_([this] { loop(); }) {}
 
 ProgressReporter::~ProgressReporter() {
@@ -42,7 +42,7 @@ void ProgressReporter::loop() {
 void ProgressReporter::report(bool) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double pairs = static_cast<double>(progress_.examples.load()), tokens = static_cast<double>(progress_.tokens.load());
-  const double f = fraction_.load();
+  const double f = progress_.fraction.load();
   const double eta = f > 0.001 ? s * (1.0 - f) / f : -1;
   char buf[256];
   if (tty_) {

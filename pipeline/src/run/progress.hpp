@@ -13,14 +13,13 @@ namespace attnscan {
 
 class ProgressReporter {
  public:
-  ProgressReporter(const PipelineProgress& progress, const std::atomic<double>& fraction, std::ostream& out);
+  ProgressReporter(const PipelineProgress& progress, std::ostream& out);
   ~ProgressReporter();  // stops the thread and ends the bar line
 
  private:
   void loop();
   void report(bool final_line);
   const PipelineProgress& progress_;
-  const std::atomic<double>& fraction_;
   std::ostream& out_;
   bool tty_;
   std::chrono::steady_clock::time_point start_;

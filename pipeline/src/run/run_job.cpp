@@ -336,7 +336,6 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
 
   auto reader = open_dataset(cfg.dataset);
   PipelineProgress progress;
-  std::atomic<double> fraction{0.0};
   auto commit = [&](uint64_t block, uint64_t rows, LayoutChunk&& chunk) {
     if (direct) {
       if (::fdatasync(fd) != 0) throw Error(tmp_out.string() + ": fdatasync failed");
@@ -377,7 +376,6 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
       f.flush();
     }
     durable_rename(tmp, final_path);
-    fraction = reader->fraction();
     // Freed heap pages are kept for speed within a block (see encoder.cpp); hand them back between
     // blocks so the footprint tracks what is live, not the largest batch ever seen.
     malloc_trim(0);
@@ -385,7 +383,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   PipelineResult result;
   {
     std::unique_ptr<ProgressReporter> reporter;
-    if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, fraction, log);
+    if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, log);
     result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink, commit,
                           stop, progress);
   }
