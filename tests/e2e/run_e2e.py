@@ -221,6 +221,33 @@ def test_sigint_stops_cleanly_and_refuses_changed_resume():
     assert "already complete" in again.stderr
 
 
+def test_changed_dataset_or_model_is_named():
+    model_dir()
+    data, target = out("pairs.tsv"), out("changed.h5")
+    with open(os.path.join(ROOT, "data", "sample_pairs.tsv"), "rb") as src, open(data, "wb") as dst:
+        dst.write(src.read())
+    base = ["--set", "dataset.path=" + data, "-o", target, "--no-progress"]
+    run("run", *base)
+    with open(data, "ab") as f:
+        f.write(b"One more pair.\tAppended later.\n")
+    p = run("run", *base, check=False)
+    assert p.returncode != 0 and "exists from a different run (the dataset changed (sha256" in p.stderr, p.stderr
+    fake = out("model")  # the same model with other weights: one value changed
+    os.makedirs(fake)
+    for name in os.listdir(model_dir()):
+        src = os.path.join(model_dir(), name)
+        if os.path.isfile(src):
+            with open(src, "rb") as a, open(os.path.join(fake, name), "wb") as b:
+                b.write(a.read())
+    with open(os.path.join(fake, "model.safetensors"), "r+b") as f:
+        f.seek(-4, 2)
+        f.write(b"\x00\x00\x80\x3f")
+    p = run("run", *base, "--set", "model=" + fake, check=False)
+    assert p.returncode != 0 and "the model weights changed (sha256" in p.stderr, p.stderr
+    with h5py.File(target, "r") as f:  # the complete output is untouched
+        assert len(f["examples/index"]) == 10
+
+
 def test_shards_and_merge():
     model_dir()
     need_datasets()
