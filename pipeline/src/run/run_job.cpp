@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <cinttypes>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -21,6 +20,7 @@
 #include "attnscan/model_weights.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "run/parts_folder.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
 #include "run/sha256.hpp"
@@ -48,107 +48,6 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-fs::path parts_dir(const fs::path& out) { return fs::path(out.string() + ".parts"); }
-
-std::string block_name(uint64_t block) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "block-%010" PRIu64 ".h5", block);
-  return buf;
-}
-
-// Identity file of a parts folder: three lines "key: value" then the config identity.
-void write_identity(const fs::path& dir, const RunIdentity& id, int shard_index, int shard_count) {
-  auto tmp = dir / "identity.txt.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << "model_sha256: " << id.model_sha256 << "\ndataset_sha256: " << id.dataset_sha256 << "\nshard: " << shard_index
-        << "/" << shard_count << "\n" << id.config_identity;
-  }
-  durable_rename(tmp, dir / "identity.txt");
-}
-
-RunIdentity read_identity(const fs::path& dir, std::string& shard) {
-  std::ifstream in(dir / "identity.txt", std::ios::binary);
-  if (!in) throw Error((dir / "identity.txt").string() + ": missing; this parts folder was not written by attnscan run");
-  RunIdentity id;
-  std::string line;
-  auto value = [&](const char* key) {
-    std::getline(in, line);
-    if (line.rfind(key, 0) != 0) throw Error((dir / "identity.txt").string() + ": corrupt (expected " + key + ")");
-    return line.substr(std::string(key).size());
-  };
-  id.model_sha256 = value("model_sha256: ");
-  id.dataset_sha256 = value("dataset_sha256: ");
-  shard = value("shard: ");
-  std::stringstream rest;
-  rest << in.rdbuf();
-  id.config_identity = rest.str();
-  return id;
-}
-
-std::set<uint64_t> committed_blocks(const fs::path& dir) {
-  std::set<uint64_t> done;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    auto ends = [&](const char* sfx) {
-      const std::size_t n = std::strlen(sfx);
-      return name.size() > n && name.compare(name.size() - n, n, sfx) == 0;
-    };
-    if (ends(".tmp") || ends(".spill")) {
-      fs::remove(entry.path());  // an interrupted block: redone
-      continue;
-    }
-    uint64_t b = 0;
-    if (std::sscanf(name.c_str(), "block-%" SCNu64 ".h5", &b) == 1 && name == block_name(b)) done.insert(b);
-  }
-  return done;
-}
-
-void write_all_at(int fd, const uint8_t* data, std::size_t n, uint64_t offset, const fs::path& path) {
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error(path.string() + ": write failed: " + std::strerror(errno));
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-    offset += static_cast<uint64_t>(w);
-  }
-}
-
-// OUT.tmp for the final metadata pass. If an earlier finishing pass was killed and left it
-// unreadable, a fresh file is made and the attention bytes (never touched by HDF5) moved over.
-LayoutWriter reopen_or_rebuild(const fs::path& tmp, const LayoutParams& layout, uint64_t values, uint64_t at,
-                               std::ostream& log) {
-  try {
-    return LayoutWriter::reopen(tmp, layout);
-  } catch (const Error& e) {
-    log << "note: " << tmp.string() << " was damaged by an interruption (" << e.what() << "); rebuilding it\n";
-  }
-  const fs::path fresh = tmp.string() + ".rebuild";
-  uint64_t fresh_at = 0;
-  {
-    LayoutWriter w(fresh, layout, static_cast<int64_t>(values), true);
-    fresh_at = w.attention_file_offset();
-    w.file().flush();
-  }
-  const uint64_t bytes = values * attention_value_size(layout.dtype);
-  int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC), out = ::open(fresh.c_str(), O_WRONLY | O_CLOEXEC);
-  if (in < 0 || out < 0) throw Error(tmp.string() + ": cannot rebuild");
-  std::vector<uint8_t> buf(64u << 20);
-  for (uint64_t done = 0; done < bytes;) {
-    ssize_t r = ::pread(in, buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
-    if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
-    write_all_at(out, buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
-    done += static_cast<uint64_t>(r);
-  }
-  ::close(in);
-  ::close(out);
-  durable_rename(fresh, tmp);
-  return LayoutWriter::reopen(tmp, layout);
 }
 
 std::string human_bytes(uint64_t b) {

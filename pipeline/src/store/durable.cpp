@@ -27,4 +27,17 @@ void durable_rename(const std::filesystem::path& from, const std::filesystem::pa
   fsync_path(dir);
 }
 
+void write_all_at(int fd, const uint8_t* data, std::size_t n, uint64_t offset, const std::filesystem::path& path) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path.string() + ": write failed: " + std::strerror(errno));
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+}
+
 }  // namespace attnscan

@@ -1,9 +1,13 @@
 #include "store/output_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <map>
 #include <memory>
 
+#include "attnscan/error.hpp"
 #include "attnscan/version.hpp"
 #include "store/durable.hpp"
 
@@ -120,6 +124,38 @@ void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out) {
       i = j;
     }
   }
+}
+
+// OUT.tmp for the final metadata pass. If an earlier finishing pass was killed and left it
+// unreadable, a fresh file is made and the attention bytes (never touched by HDF5) moved over.
+LayoutWriter reopen_or_rebuild(const std::filesystem::path& tmp, const LayoutParams& layout, uint64_t values, uint64_t at,
+                               std::ostream& log) {
+  try {
+    return LayoutWriter::reopen(tmp, layout);
+  } catch (const Error& e) {
+    log << "note: " << tmp.string() << " was damaged by an interruption (" << e.what() << "); rebuilding it\n";
+  }
+  const std::filesystem::path fresh = tmp.string() + ".rebuild";
+  uint64_t fresh_at = 0;
+  {
+    LayoutWriter w(fresh, layout, static_cast<int64_t>(values), true);
+    fresh_at = w.attention_file_offset();
+    w.file().flush();
+  }
+  const uint64_t bytes = values * attention_value_size(layout.dtype);
+  int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC), out = ::open(fresh.c_str(), O_WRONLY | O_CLOEXEC);
+  if (in < 0 || out < 0) throw Error(tmp.string() + ": cannot rebuild");
+  std::vector<uint8_t> buf(64u << 20);
+  for (uint64_t done = 0; done < bytes;) {
+    ssize_t r = ::pread(in, buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
+    if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
+    write_all_at(out, buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
+    done += static_cast<uint64_t>(r);
+  }
+  ::close(in);
+  ::close(out);
+  durable_rename(fresh, tmp);
+  return LayoutWriter::reopen(tmp, layout);
 }
 
 }  // namespace attnscan

@@ -2,6 +2,7 @@
 // Final output files: the root attributes that make them self-describing, and assembly of blocks
 // (from block parts or shards) into one file in input order.
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct BlockSource {
 
 // Writes OUT.rejects.tsv (index, file, line, reason) from the /rejects of `source`; returns its path.
 std::filesystem::path write_rejects_tsv(const std::filesystem::path& source, const std::filesystem::path& out);
+
+// OUT.tmp for the final metadata pass of a run whose attention was written raw at byte `at`. If an
+// interrupted earlier pass left it unreadable, a fresh file is made and the attention moved over.
+LayoutWriter reopen_or_rebuild(const std::filesystem::path& tmp, const LayoutParams& layout, uint64_t values,
+                               uint64_t at, std::ostream& log);
 
 // Copies the sources, in the given order, into `out`, in pieces of bounded size.
 void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out);

@@ -1,0 +1,72 @@
+#include "run/parts_folder.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "attnscan/error.hpp"
+#include "store/durable.hpp"
+
+namespace attnscan {
+
+namespace fs = std::filesystem;
+
+fs::path parts_dir(const fs::path& out) { return fs::path(out.string() + ".parts"); }
+
+std::string block_name(uint64_t block) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "block-%010" PRIu64 ".h5", block);
+  return buf;
+}
+
+// Identity file of a parts folder: three lines "key: value" then the config identity.
+void write_identity(const fs::path& dir, const RunIdentity& id, int shard_index, int shard_count) {
+  auto tmp = dir / "identity.txt.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << "model_sha256: " << id.model_sha256 << "\ndataset_sha256: " << id.dataset_sha256 << "\nshard: " << shard_index
+        << "/" << shard_count << "\n" << id.config_identity;
+  }
+  durable_rename(tmp, dir / "identity.txt");
+}
+
+RunIdentity read_identity(const fs::path& dir, std::string& shard) {
+  std::ifstream in(dir / "identity.txt", std::ios::binary);
+  if (!in) throw Error((dir / "identity.txt").string() + ": missing; this parts folder was not written by attnscan run");
+  RunIdentity id;
+  std::string line;
+  auto value = [&](const char* key) {
+    std::getline(in, line);
+    if (line.rfind(key, 0) != 0) throw Error((dir / "identity.txt").string() + ": corrupt (expected " + key + ")");
+    return line.substr(std::string(key).size());
+  };
+  id.model_sha256 = value("model_sha256: ");
+  id.dataset_sha256 = value("dataset_sha256: ");
+  shard = value("shard: ");
+  std::stringstream rest;
+  rest << in.rdbuf();
+  id.config_identity = rest.str();
+  return id;
+}
+
+std::set<uint64_t> committed_blocks(const fs::path& dir) {
+  std::set<uint64_t> done;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    auto ends = [&](const char* sfx) {
+      const std::size_t n = std::strlen(sfx);
+      return name.size() > n && name.compare(name.size() - n, n, sfx) == 0;
+    };
+    if (ends(".tmp") || ends(".spill")) {
+      fs::remove(entry.path());  // an interrupted block: redone
+      continue;
+    }
+    uint64_t b = 0;
+    if (std::sscanf(name.c_str(), "block-%" SCNu64 ".h5", &b) == 1 && name == block_name(b)) done.insert(b);
+  }
+  return done;
+}
+
+}  // namespace attnscan

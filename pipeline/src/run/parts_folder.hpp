@@ -1,0 +1,22 @@
+#pragma once
+// The OUT.h5.parts folder of an unfinished run: one committed file per block, and the identity
+// (model, dataset, shard, content options) that a resume must match.
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "store/output_file.hpp"
+
+namespace attnscan {
+
+std::filesystem::path parts_dir(const std::filesystem::path& out);
+std::string block_name(uint64_t block);  // block-NNNNNNNNNN.h5
+
+void write_identity(const std::filesystem::path& dir, const RunIdentity& id, int shard_index, int shard_count);
+RunIdentity read_identity(const std::filesystem::path& dir, std::string& shard);
+
+// Blocks committed so far; removes the leftovers of interrupted commits (*.tmp, *.spill).
+std::set<uint64_t> committed_blocks(const std::filesystem::path& dir);
+
+}  // namespace attnscan
