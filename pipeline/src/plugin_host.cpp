@@ -135,7 +135,7 @@ LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::s
   return d;
 }
 
-std::vector<LoadedDetector> PluginHost::discover() const {
+std::vector<LoadedDetector> PluginHost::discover(std::vector<std::string>* problems) const {
   std::vector<LoadedDetector> out;
   std::set<std::string> seen;
   for (const auto& dir : path_) {
@@ -151,8 +151,8 @@ std::vector<LoadedDetector> PluginHost::discover() const {
       try {
         out.push_back(load_file(f, {}));
         seen.insert(name);
-      } catch (const PluginError&) {
-        // not a loadable detector (or one for another API version): `load` reports it when asked for
+      } catch (const PluginError& e) {
+        if (problems) problems->push_back(e.what());
       }
     }
   }

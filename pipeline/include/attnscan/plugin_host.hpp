@@ -37,8 +37,9 @@ class PluginHost {
   explicit PluginHost(std::vector<std::filesystem::path> extra = {});
   const std::vector<std::filesystem::path>& search_path() const { return path_; }
 
-  // Every plugin found (first one of each name wins), with its info.
-  std::vector<LoadedDetector> discover() const;
+  // Every plugin found (first one of each name wins), with its info. Shared libraries that are not
+  // loadable detectors are listed in `problems` (file: reason) when given.
+  std::vector<LoadedDetector> discover(std::vector<std::string>* problems = nullptr) const;
   // Loads plugin `name` with parameters given as text (from YAML or --set), checked against its
   // declared parameters: unknown names and ill-typed values are errors.
   LoadedDetector load(const std::string& name, const std::map<std::string, std::string>& params) const;

@@ -25,7 +25,8 @@ int plugins_command(const std::vector<std::string>& args) {
   std::cout << "search path:";
   for (const auto& p : host.search_path()) std::cout << " " << p.string();
   std::cout << "\n\n";
-  for (const auto& d : host.discover()) {
+  std::vector<std::string> problems;
+  for (const auto& d : host.discover(&problems)) {
     std::cout << d.info.name << " " << d.info.version << "  (" << d.file.string() << ")\n  " << d.info.description
               << "\n  outputs:";
     for (const auto& o : d.info.outputs) std::cout << " " << o;
@@ -35,6 +36,7 @@ int plugins_command(const std::vector<std::string>& args) {
                 << "): " << p.doc << "\n";
     std::cout << "\n";
   }
+  for (const auto& p : problems) std::cout << "skipped " << p << "\n";
   return 0;
 }
 
