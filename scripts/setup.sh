@@ -69,6 +69,7 @@ if [ "$mode" = run ]; then
   # The main job on the embedded defaults: data/sample_pairs.tsv -> build/out/sample.h5.
   log "attnscan run -c configs/default.yaml"
   "$build/pipeline/attnscan" run -c configs/default.yaml --set output.path="$build/out/sample.h5" --overwrite
+  "$build/pipeline/attnscan" heads "$build/out/sample.h5" --top 3
   "$build/pipeline/attnscan" attend --a "I went to the store." --b "At the store, I bought fresh strawberries." \
     --layer 2 --head 0
   exit 0

@@ -54,6 +54,11 @@ int run_command(const std::vector<std::string>& args) {
     for (const auto& o : config_options())
       std::cout << "  " << std::left << std::setw(26) << o.key << std::setw(12) << o.type << "default '"
                 << o.default_value << "'\n      " << o.doc << "\n";
+    std::cout << "  detectors                 list        (none)\n"
+                 "      detector plugins: names, or {name: plugin, parameter: value} maps (YAML);\n"
+                 "      --set detectors=a,b for names only. `attnscan plugins` lists them.\n"
+                 "  plugin_paths              list        (none)\n"
+                 "      extra folders searched first for plugins (--set plugin_paths=dir1:dir2)\n";
     std::cout << "\nA killed or interrupted run resumes when rerun with the same command.\n";
     return 0;
   }
