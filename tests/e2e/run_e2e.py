@@ -156,11 +156,18 @@ def test_datasets_stsb_paws_snli():
     with h5py.File(out("stsb.h5"), "r") as f:
         assert f["examples/label_value"][0] == float(f["examples/label"].asstr()[0])
         assert f["examples/id"].asstr()[0] == "0000"
-    run("run", "-c", "configs/paws.yaml", "--set", "dataset.max_rows=600", "-o", out("paws.h5"), "--no-progress")
+    run("run", "-c", "configs/paws.yaml", "--set", "dataset.max_rows=600", "--set", "detectors=next_token,delimiter",
+        "-o", out("paws.h5"), "--no-progress")
     check_recipes(out("paws.h5"), 600)
     with h5py.File(out("paws.h5"), "r") as f:
         assert set(f["examples/label_value"][...]) <= {0.0, 1.0}
         assert f["attention"].attrs["compression"] == "lz4"
+        n_para = int((f["examples/label"].asstr()[...] == "1").sum())
+    heads = json.loads(run("heads", out("paws.h5"), "--by", "label", "--top", "2", "--format", "json").stdout)
+    assert heads["indexing"] == "layer and head are 0-indexed"
+    groups = {(h["detector"], h["output"], h["group"]) for h in heads["heads"]}
+    assert ("next_token", "next_token", "1") in groups and ("delimiter", "sep", "0") in groups, groups
+    assert all(h["count"] == n_para for h in heads["heads"] if h["group"] == "1" and h["detector"] == "delimiter")
     run("run", "-c", "configs/snli.yaml", "--set", "dataset.max_rows=600", "-o", out("snli.h5"), "--no-progress")
     check_recipes(out("snli.h5"), 600)
     with h5py.File(out("snli.h5"), "r") as f:
