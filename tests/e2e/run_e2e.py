@@ -255,6 +255,27 @@ def test_changed_dataset_or_model_is_named():
         assert len(f["examples/index"]) == 10
 
 
+def test_compressed_resume_equals_single_run():
+    """The compressed path (attention in block parts, copied at the end) resumes exactly too."""
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=64", "--set", "output.compression=lz4",
+            "--set", "detectors=subword_siblings"]
+    run("run", *args, "-o", out("ref.h5"))
+    target = out("lz4.h5")
+    p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(3.0)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert not os.path.exists(target)
+    r = run("run", *args, "-o", target)
+    assert "resuming:" in r.stderr, r.stderr
+    with h5py.File(out("ref.h5"), "r") as x, h5py.File(target, "r") as y:
+        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
+    assert not diffs, diffs[:10]
+
+
 def test_damaged_tmp_is_rebuilt():
     """A kill during the final metadata pass can leave OUT.h5.tmp unreadable as HDF5; the rerun
     rebuilds it from the raw attention bytes, and the result equals an uninterrupted run."""
