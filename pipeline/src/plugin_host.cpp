@@ -3,6 +3,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -17,6 +18,18 @@ using InfoFn = const sdk::DetectorInfo*();
 using CreateFn = sdk::Detector*(const sdk::Params*);
 using DestroyFn = void(sdk::Detector*);
 
+// A number that is the whole text, or nothing.
+template <typename T, typename Parse>
+std::optional<T> parse_whole(const std::string& text, Parse parse) {
+  try {
+    std::size_t used = 0;
+    T v = parse(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 sdk::ParamValue parse_param(const std::string& plugin, const sdk::ParamSpec& spec, const std::string& text) {
   auto bad = [&](const char* expected) {
     return PluginError("detector " + plugin + ": parameter '" + spec.name + "' expects " + expected + ", got '" + text + "'");
@@ -26,24 +39,12 @@ sdk::ParamValue parse_param(const std::string& plugin, const sdk::ParamSpec& spe
       if (text == "true" || text == "yes" || text == "on") return true;
       if (text == "false" || text == "no" || text == "off") return false;
       throw bad("true or false");
-    case sdk::ParamType::Int: {
-      std::size_t used = 0;
-      try {
-        int64_t v = std::stoll(text, &used);
-        if (used == text.size()) return v;
-      } catch (const std::exception&) {
-      }
+    case sdk::ParamType::Int:
+      if (auto v = parse_whole<int64_t>(text, [](const std::string& t, std::size_t* u) { return std::stoll(t, u); })) return *v;
       throw bad("an integer");
-    }
-    case sdk::ParamType::Double: {
-      std::size_t used = 0;
-      try {
-        double v = std::stod(text, &used);
-        if (used == text.size()) return v;
-      } catch (const std::exception&) {
-      }
+    case sdk::ParamType::Double:
+      if (auto v = parse_whole<double>(text, [](const std::string& t, std::size_t* u) { return std::stod(t, u); })) return *v;
       throw bad("a number");
-    }
     case sdk::ParamType::String:
       return text;
   }

@@ -85,6 +85,27 @@ def check_recipes(path, expect_examples=None):
         return n_ex
 
 
+def interrupted(args, target, sig, after):
+    """Starts `attnscan run ARGS -o TARGET`, sends sig after `after` seconds unless it has finished;
+    returns (was_signalled, returncode)."""
+    p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(after)
+    signalled = p.poll() is None
+    if signalled:
+        p.send_signal(sig)
+    p.wait()
+    return signalled, p.returncode
+
+
+def assert_same_file(reference, target):
+    """Equal datasets and attributes; the stored config text names the output path, so it differs
+    by design, while the content-determining options (config_identity) must not."""
+    with h5py.File(reference, "r") as x, h5py.File(target, "r") as y:
+        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
+    assert not diffs, diffs[:10]
+
+
 # --- tests -------------------------------------------------------------------------------------------
 
 def test_sample_default():
@@ -187,23 +208,14 @@ def test_kill_and_resume():
     kills = 0
     for attempt in range(3):
         existed = os.path.exists(target)
-        p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.15, 0.45) * full)
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)
-            kills += 1
-        p.wait()
-        if p.returncode != 0:
+        killed, code = interrupted(args, target, signal.SIGKILL, rng.uniform(0.15, 0.45) * full)
+        kills += killed
+        if code != 0:
             assert os.path.exists(target) == existed, "a killed run left a final file"
     assert kills >= 2, f"only {kills} run(s) were killed mid-way"
     p = run("run", *args, "-o", target)
     print(f"{kills} SIGKILLs; final run: {p.stderr.splitlines()[0] if p.stderr else ''}")
-    with h5py.File(out("ref.h5"), "r") as x, h5py.File(target, "r") as y:
-        # The stored effective config names the output path, so it differs by design; the options that
-        # determine content (config_identity) must not.
-        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
-    assert not diffs, diffs[:10]
+    assert_same_file(out("ref.h5"), target)
     assert not os.path.exists(target + ".parts")
 
 
@@ -263,17 +275,11 @@ def test_compressed_resume_equals_single_run():
             "--set", "detectors=subword_siblings"]
     run("run", *args, "-o", out("ref.h5"))
     target = out("lz4.h5")
-    p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    time.sleep(3.0)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
-    assert not os.path.exists(target)
+    killed, _ = interrupted(args, target, signal.SIGKILL, 3.0)
+    assert killed and not os.path.exists(target)
     r = run("run", *args, "-o", target)
     assert "resuming:" in r.stderr, r.stderr
-    with h5py.File(out("ref.h5"), "r") as x, h5py.File(target, "r") as y:
-        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
-    assert not diffs, diffs[:10]
+    assert_same_file(out("ref.h5"), target)
 
 
 def test_damaged_tmp_is_rebuilt():
@@ -284,19 +290,13 @@ def test_damaged_tmp_is_rebuilt():
     args = [*STSB_DEV, "--set", "pipeline.block_rows=64"]
     run("run", *args, "-o", out("ref.h5"))
     target = out("damaged.h5")
-    p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    time.sleep(3.0)
-    p.send_signal(signal.SIGINT)
-    p.wait()
-    assert p.returncode == 130 and os.path.exists(target + ".tmp")
+    _, code = interrupted(args, target, signal.SIGINT, 3.0)
+    assert code == 130 and os.path.exists(target + ".tmp")
     with open(target + ".tmp", "r+b") as f:  # destroy the HDF5 superblock signature
         f.write(b"\0" * 8)
     r = run("run", *args, "-o", target)
     assert "rebuilding it" in r.stderr, r.stderr
-    with h5py.File(out("ref.h5"), "r") as x, h5py.File(target, "r") as y:
-        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
-    assert not diffs, diffs[:10]
+    assert_same_file(out("ref.h5"), target)
 
 
 def test_shards_and_merge():
@@ -309,9 +309,7 @@ def test_shards_and_merge():
         shards.append(out(f"shard{i}.h5"))
         run("run", *args, "--shard", f"{i}/4", "-o", shards[-1])
     run("merge", out("merged.h5"), *shards)
-    with h5py.File(out("single.h5"), "r") as x, h5py.File(out("merged.h5"), "r") as y:
-        diffs = same_content(all_content(x), all_content(y), ignore=("@config",))
-    assert not diffs, diffs[:10]
+    assert_same_file(out("single.h5"), out("merged.h5"))
     for args_, message in (((shards[0], shards[1], shards[2]), "missing shard(s) 3/4"),
                            ((shards[0], shards[1], shards[1], shards[3]), "shard 1/4 given twice"),
                            ((shards[0], out("sample_for_merge.h5")), "incompatible")):

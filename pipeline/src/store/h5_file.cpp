@@ -81,16 +81,14 @@ File File::open_rw(const std::filesystem::path& path) {
 }
 
 uint64_t File::dataset_offset(const std::string& name) const {
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  Handle d = dataset(name);
   haddr_t a = H5Dget_offset(d.get());
   if (a == HADDR_UNDEF) fail(name + " has no contiguous storage");
   return static_cast<uint64_t>(a);
 }
 
 void File::resize(const std::string& name, std::size_t size) {
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  Handle d = dataset(name);
   hsize_t n = size;
   if (H5Dset_extent(d.get(), &n) < 0) fail("cannot resize " + name);
 }
@@ -113,8 +111,7 @@ void File::create_rows_dataset(const std::string& name, const std::vector<uint64
 }
 
 std::vector<uint64_t> File::dims(const std::string& name) const {
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  Handle d = dataset(name);
   Handle space(H5Dget_space(d.get()), H5Sclose);
   int rank = H5Sget_simple_extent_ndims(space.get());
   std::vector<hsize_t> dd(static_cast<std::size_t>(std::max(rank, 0)));
@@ -124,8 +121,7 @@ std::vector<uint64_t> File::dims(const std::string& name) const {
 
 void File::append_rows(const std::string& name, const float* data, std::size_t rows) {
   if (rows == 0) return;
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  Handle d = dataset(name);
   auto cur = dims(name);
   std::vector<hsize_t> next(cur.begin(), cur.end()), start(cur.size(), 0), count(cur.begin(), cur.end());
   next[0] = cur[0] + rows;
@@ -144,7 +140,7 @@ std::vector<float> File::read_rows(const std::string& name, std::size_t begin, s
   for (std::size_t i = 1; i < cur.size(); ++i) per_row *= cur[i];
   std::vector<float> out((end > begin ? end - begin : 0) * per_row);
   if (out.empty()) return out;
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle d = dataset(name);
   std::vector<hsize_t> start(cur.size(), 0), count(cur.begin(), cur.end());
   start[0] = begin;
   count[0] = end - begin;
@@ -213,47 +209,54 @@ void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t
   filled_[name] = 0;
 }
 
-void File::append_raw(const std::string& name, const void* data, std::size_t count) {
-  if (count == 0) return;
+Handle File::dataset(const std::string& name) const {
   Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d) fail("no dataset " + name);
+  return d;
+}
+
+// Appends count values to a 1-D dataset: fills a fixed-size one from the front, extends the others.
+// memtype < 0: the values are already in the dataset's own type.
+void File::write_1d(const std::string& name, hid_t memtype, const void* data, std::size_t count) {
+  if (count == 0) return;
+  Handle d = dataset(name);
   Handle type(H5Dget_type(d.get()), H5Tclose);
-  if (auto fixed = filled_.find(name); fixed != filled_.end()) {
-    Handle space(H5Dget_space(d.get()), H5Sclose);
-    hsize_t start = fixed->second, n = count;
-    if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0) fail("overfull " + name);
-    Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    if (H5Dwrite(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail("cannot write " + name);
-    fixed->second += count;
-    return;
+  hsize_t start = 0, n = count;
+  auto fixed = filled_.find(name);
+  if (fixed != filled_.end()) {
+    start = fixed->second;
+  } else {
+    Handle fspace(H5Dget_space(d.get()), H5Sclose);
+    H5Sget_simple_extent_dims(fspace.get(), &start, nullptr);
+    hsize_t next = start + count;
+    if (H5Dset_extent(d.get(), &next) < 0) fail("cannot extend " + name);
   }
-  Handle fspace(H5Dget_space(d.get()), H5Sclose);
-  hsize_t cur = 0;
-  H5Sget_simple_extent_dims(fspace.get(), &cur, nullptr);
-  hsize_t next = cur + count;
-  if (H5Dset_extent(d.get(), &next) < 0) fail("cannot extend " + name);
   Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t start = cur, n = count;
+  if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0) fail("overfull " + name);
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dwrite(d.get(), memtype < 0 ? type.get() : memtype, mem.get(), space.get(), H5P_DEFAULT, data) < 0)
+    fail("cannot write " + name);
+  if (fixed != filled_.end()) fixed->second += count;
+}
+
+// Reads [begin, end) of a 1-D dataset into out; memtype < 0: in the dataset's own type.
+void File::read_1d(const std::string& name, hid_t memtype, std::size_t begin, std::size_t end, void* out) const {
+  if (end <= begin) return;
+  Handle d = dataset(name);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t start = begin, n = end - begin;
   H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
   Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (H5Dwrite(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail("cannot write " + name);
+  if (H5Dread(d.get(), memtype < 0 ? type.get() : memtype, mem.get(), space.get(), H5P_DEFAULT, out) < 0)
+    fail("cannot read " + name);
 }
+
+void File::append_raw(const std::string& name, const void* data, std::size_t count) { write_1d(name, -1, data, count); }
 
 template <typename T>
 void File::append(const std::string& name, const std::vector<T>& values) {
-  if (values.empty()) return;
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
-  Handle fspace(H5Dget_space(d.get()), H5Sclose);
-  hsize_t cur = 0;
-  H5Sget_simple_extent_dims(fspace.get(), &cur, nullptr);
-  hsize_t next = cur + values.size();
-  if (H5Dset_extent(d.get(), &next) < 0) fail("cannot extend " + name);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t start = cur, n = values.size();
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
-  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (H5Dwrite(d.get(), native<T>(), mem.get(), space.get(), H5P_DEFAULT, values.data()) < 0) fail("cannot write " + name);
+  write_1d(name, native<T>(), values.data(), values.size());
 }
 
 void File::append_strings(const std::string& name, const std::vector<std::string>& values) {
@@ -264,8 +267,7 @@ void File::append_strings(const std::string& name, const std::vector<std::string
 }
 
 std::size_t File::length(const std::string& name) const {
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  Handle d = dataset(name);
   Handle space(H5Dget_space(d.get()), H5Sclose);
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
@@ -275,46 +277,26 @@ std::size_t File::length(const std::string& name) const {
 bool File::exists(const std::string& name) const { return H5Lexists(id(), name.c_str(), H5P_DEFAULT) > 0; }
 
 void File::read_raw(const std::string& name, std::size_t begin, std::size_t end, void* out) const {
-  if (end <= begin) return;
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
-  Handle type(H5Dget_type(d.get()), H5Tclose);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t start = begin, n = end - begin;
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
-  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (H5Dread(d.get(), type.get(), mem.get(), space.get(), H5P_DEFAULT, out) < 0) fail("cannot read " + name);
+  read_1d(name, -1, begin, end, out);
 }
 
 template <typename T>
 std::vector<T> File::read(const std::string& name, std::size_t begin, std::size_t end) const {
   std::vector<T> out(end > begin ? end - begin : 0);
-  if (out.empty()) return out;
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t start = begin, n = out.size();
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
-  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (H5Dread(d.get(), native<T>(), mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0) fail("cannot read " + name);
+  read_1d(name, native<T>(), begin, end, out.data());
   return out;
 }
 
 std::vector<std::string> File::read_strings(const std::string& name, std::size_t begin, std::size_t end) const {
   std::vector<char*> ptrs(end > begin ? end - begin : 0, nullptr);
   if (ptrs.empty()) return {};
-  Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t start = begin, n = ptrs.size();
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
-  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  if (H5Dread(d.get(), utf8_string_type(), mem.get(), space.get(), H5P_DEFAULT, ptrs.data()) < 0)
-    fail("cannot read " + name);
+  read_1d(name, utf8_string_type(), begin, end, ptrs.data());
   std::vector<std::string> out;
   out.reserve(ptrs.size());
-  for (char* p : ptrs) out.emplace_back(p ? p : "");
-  H5Dvlen_reclaim(utf8_string_type(), mem.get(), H5P_DEFAULT, ptrs.data());
+  for (char* p : ptrs) {
+    out.emplace_back(p ? p : "");
+    H5free_memory(p);  // HDF5 allocated each string
+  }
   return out;
 }
 

@@ -86,6 +86,9 @@ class File {
   File(std::filesystem::path path, Handle h) : path_(std::move(path)), file_(std::move(h)) {}
   std::map<std::string, std::size_t> filled_;  // fixed-size datasets: values written so far
   [[noreturn]] void fail(const std::string& what) const;
+  Handle dataset(const std::string& name) const;  // open, or fail naming it
+  void write_1d(const std::string& name, hid_t memtype, const void* data, std::size_t count);
+  void read_1d(const std::string& name, hid_t memtype, std::size_t begin, std::size_t end, void* out) const;
   std::filesystem::path path_;
   Handle file_;
 };
