@@ -110,4 +110,20 @@ LoadedModel load_model(const std::filesystem::path& dir) {
   return m;
 }
 
+std::string unused_tensors_line(const BertWeights& weights) {
+  const auto& names = weights.ignored();
+  if (names.empty()) return "";
+  bool only_standard = true;  // pooler and position/token-type id buffers: present in every BERT checkpoint
+  std::string list;
+  for (const auto& n : names) {
+    list += (list.empty() ? "" : ", ") + n;
+    if (n.find("pooler.") == std::string::npos && n.find("position_ids") == std::string::npos &&
+        n.find("token_type_ids") == std::string::npos)
+      only_standard = false;
+  }
+  return std::to_string(names.size()) + " checkpoint tensor(s) not used for attention" +
+         (only_standard ? " (the pooler and id buffers every BERT checkpoint carries)" : " (task heads or pooler)") +
+         ": " + list;
+}
+
 }  // namespace attnscan

@@ -32,7 +32,7 @@ std::optional<T> parse_whole(const std::string& text, Parse parse) {
 
 sdk::ParamValue parse_param(const std::string& plugin, const sdk::ParamSpec& spec, const std::string& text) {
   auto bad = [&](const char* expected) {
-    return PluginError("detector " + plugin + ": parameter '" + spec.name + "' expects " + expected + ", got '" + text + "'");
+    return PluginParamError(spec.name, "detector " + plugin + ": parameter '" + spec.name + "' expects " + expected + ", got '" + text + "'");
   };
   switch (spec.type) {
     case sdk::ParamType::Bool:
@@ -85,7 +85,7 @@ PluginHost::PluginHost(std::vector<fs::path> extra) : path_(std::move(extra)) {
   path_.emplace_back(ATTNSCAN_INSTALL_PLUGIN_DIR);
 }
 
-LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::string, std::string>& raw) const {
+PluginFile probe_plugin(const fs::path& file) {
   if (!fs::exists(file)) throw PluginError(file.string() + ": plugin file not found");
   auto lib = std::make_shared<boost::dll::shared_library>();
   try {
@@ -100,13 +100,23 @@ LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::s
   if (version != sdk::kApiVersion)
     throw PluginError(file.string() + ": plugin built for detector API version " + std::to_string(version) +
                       ", this attnscan provides version " + std::to_string(sdk::kApiVersion) + "; rebuild it");
-  LoadedDetector d;
-  d.file = file;
+  PluginFile p;
+  p.file = file;
   try {
-    d.info = *lib->get<InfoFn>("attnscan_detector_info")();
+    p.info = *lib->get<InfoFn>("attnscan_detector_info")();
   } catch (const std::exception& e) {
     throw PluginError(file.string() + ": plugin info failed: " + e.what());
   }
+  p.library = lib;
+  return p;
+}
+
+namespace {
+
+LoadedDetector create_detector(const PluginFile& p, const std::map<std::string, std::string>& raw) {
+  LoadedDetector d;
+  d.file = p.file;
+  d.info = p.info;
   std::set<std::string> known;
   for (const auto& spec : d.info.params) {
     known.insert(spec.name);
@@ -117,9 +127,10 @@ LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::s
     if (!known.count(name)) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw PluginError("detector " + d.info.name + ": unknown parameter '" + name + "' (parameters: " +
-                        (list.empty() ? "none" : list) + ")");
+      throw PluginParamError(name, "detector " + d.info.name + ": unknown parameter '" + name + "' (parameters: " +
+                                       (list.empty() ? "none" : list) + ")");
     }
+  auto lib = std::static_pointer_cast<boost::dll::shared_library>(p.library);
   auto destroy = lib->get<DestroyFn>("attnscan_detector_destroy");
   sdk::Detector* raw_detector = nullptr;
   try {
@@ -130,28 +141,31 @@ LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::s
     throw PluginError("detector " + d.info.name + ": cannot be created (unknown exception)");
   }
   // The deleter holds the library, so it is unloaded only after the detector is destroyed.
-  d.detector = std::shared_ptr<const sdk::Detector>(raw_detector, [lib, destroy](const sdk::Detector* p) {
-    destroy(const_cast<sdk::Detector*>(p));
+  d.detector = std::shared_ptr<const sdk::Detector>(raw_detector, [lib, destroy](const sdk::Detector* ptr) {
+    destroy(const_cast<sdk::Detector*>(ptr));
   });
   return d;
 }
 
-std::vector<LoadedDetector> PluginHost::discover(std::vector<std::string>* problems) const {
-  std::vector<LoadedDetector> out;
-  std::set<std::string> seen;
+}  // namespace
+
+LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::string, std::string>& raw) const {
+  return create_detector(probe_plugin(file), raw);
+}
+
+std::vector<PluginFile> PluginHost::discover(std::vector<std::string>* problems) const {
+  std::vector<PluginFile> out;
+  std::set<fs::path> seen;  // a folder named twice in the path is searched once
   for (const auto& dir : path_) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
+    if (!fs::is_directory(dir, ec) || !seen.insert(fs::weakly_canonical(dir, ec)).second) continue;
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (entry.path().extension() == ".so") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-      const std::string name = f.stem().string();
-      if (seen.count(name)) continue;
       try {
-        out.push_back(load_file(f, {}));
-        seen.insert(name);
+        out.push_back(probe_plugin(f));
       } catch (const PluginError& e) {
         if (problems) problems->push_back(e.what());
       }
@@ -160,13 +174,31 @@ std::vector<LoadedDetector> PluginHost::discover(std::vector<std::string>* probl
   return out;
 }
 
+std::map<std::string, std::vector<fs::path>> PluginHost::duplicates(const std::vector<PluginFile>& found) {
+  std::map<std::string, std::vector<fs::path>> by_name, dup;
+  for (const auto& p : found) by_name[p.info.name].push_back(p.file);
+  for (auto& [name, files] : by_name)
+    if (files.size() > 1) dup[name] = files;
+  return dup;
+}
+
 LoadedDetector PluginHost::load(const std::string& name, const std::map<std::string, std::string>& params) const {
-  for (const auto& dir : path_) {
-    const fs::path f = dir / (name + ".so");
-    if (fs::exists(f)) return load_file(f, params);
+  const auto found = discover();
+  std::vector<const PluginFile*> matches;
+  for (const auto& p : found)
+    if (p.info.name == name) matches.push_back(&p);
+  if (matches.size() == 1) return create_detector(*matches.front(), params);
+  if (matches.size() > 1) {
+    std::string files;
+    for (const auto* m : matches) files += "\n  " + m->file.string() + " (version " + m->info.version + ")";
+    throw PluginError("detector '" + name + "' is declared by " + std::to_string(matches.size()) +
+                      " plugin files on the search path:" + files +
+                      "\nremove or rename all but one (or narrow plugin_paths / ATTNSCAN_PLUGIN_PATH)");
   }
+  for (const auto& dir : path_)  // a file of that name that is not a loadable detector: say why
+    if (fs::exists(dir / (name + ".so"))) probe_plugin(dir / (name + ".so"));
   std::string available, where;
-  for (const auto& d : discover()) available += (available.empty() ? "" : ", ") + d.info.name;
+  for (const auto& p : found) available += (available.empty() ? "" : ", ") + p.info.name;
   for (const auto& dir : path_) where += (where.empty() ? "" : ":") + dir.string();
   throw PluginError("no detector plugin '" + name + "' (available: " + (available.empty() ? "none" : available) +
                     "; searched " + where + ")");

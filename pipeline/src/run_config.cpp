@@ -219,6 +219,7 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
         for (const auto& item : v) {
           const std::string at = file.string() + ":" + std::to_string(item.Mark().line + 1);
           DetectorConfig d;
+          d.where = at;
           if (item.IsScalar()) {
             d.name = item.Scalar();
           } else if (item.IsMap()) {
@@ -228,6 +229,7 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
                 throw ConfigError(at + ": detectors: parameter '" + pk + "' must be a single value");
               if (pk == "name") d.name = p->second.Scalar();
               else d.params[pk] = p->second.IsNull() ? "" : p->second.Scalar();
+              d.param_where[pk] = file.string() + ":" + std::to_string(p->first.Mark().line + 1);
             }
           } else {
             throw ConfigError(at + ": detectors: each entry is a plugin name or {name: ..., parameters}");
@@ -276,7 +278,7 @@ void ConfigBuilder::set_detectors(const std::string& names, const std::string& w
     if (!name.empty()) {
       for (const auto& e : detectors_)
         if (e.name == name) throw ConfigError(where + ": detectors: '" + name + "' listed twice");
-      detectors_.push_back({name, {}});
+      detectors_.push_back({name, {}, where, {}});
     }
 }
 

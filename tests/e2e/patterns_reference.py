@@ -96,7 +96,7 @@ def example_tokens(f, i):
 def compare(f, params_by_detector):
     """Max |plugin - reference| over every detector output, score and baseline."""
     worst = 0.0
-    outputs = f["scores"].attrs["outputs"].split("\n")
+    outputs = list(f["scores"].attrs["outputs"])
     for i in range(len(f["examples/index"])):
         tokens = example_tokens(f, i)
         A = attention(f, i).astype(np.float64)

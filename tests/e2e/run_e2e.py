@@ -414,6 +414,136 @@ def test_detector_faults_keep_output_intact():
     assert not os.path.exists(target)
 
 
+def scores_of(path):
+    """Per-example scores, baselines and means of every detector output, by dataset path."""
+    with h5py.File(path, "r") as f:
+        keys = list(f["scores"].attrs["outputs"])
+        return {f"scores/{k}/{part}": f[f"scores/{k}/{part}"][...] for k in keys for part in ("values", "baseline", "mean")}
+
+
+def test_scores_only_every_compression():
+    """attention_every: 0 stores no attention, with every storage option, and the same scores."""
+    model_dir()
+    run("run", "-c", "configs/default.yaml", "-o", out("with_attention.h5"), "--no-progress")
+    reference = scores_of(out("with_attention.h5"))
+    for comp in ("none", "lz4", "deflate"):
+        path = out(f"scores_only_{comp}.h5")
+        run("run", "-c", "configs/default.yaml", "-o", path, "--set", "output.attention_every=0",
+            "--set", "output.compression=" + comp, "--no-progress")
+        with h5py.File(path, "r") as f:
+            assert len(f["attention/values"]) == 0, comp
+            assert (f["examples/attention_offset"][...] == -1).all(), comp
+            assert f.attrs["examples_written"] == 10
+        got = scores_of(path)
+        assert got.keys() == reference.keys() and len(got) >= 3 * 7, (comp, sorted(got))
+        for k in reference:
+            assert np.array_equal(got[k], reference[k], equal_nan=True), (comp, k)
+        assert not os.path.exists(path + ".tmp") and not os.path.exists(path + ".parts"), comp
+
+
+def plugin_dir():
+    return os.path.join(os.path.dirname(os.path.dirname(BIN)), "plugins")
+
+
+def test_duplicate_plugin_names_are_named():
+    """Two files declaring one detector name: `plugins` and `run` name both files before any work."""
+    model_dir()
+    copies = out("copies")
+    os.makedirs(copies)
+    with open(os.path.join(plugin_dir(), "next_token.so"), "rb") as src, \
+            open(os.path.join(copies, "next_token_v2.so"), "wb") as dst:
+        dst.write(src.read())
+    p = run("plugins", "--plugin-path", copies, check=False)
+    assert p.returncode != 0, p.stdout
+    assert "conflict: detector 'next_token' is declared by 2 files:" in p.stdout, p.stdout
+    assert os.path.join(copies, "next_token_v2.so") in p.stdout and "plugins/next_token.so" in p.stdout, p.stdout
+    target = out("dup.h5")
+    p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + copies, "-o", target, "--no-progress",
+            check=False)
+    assert p.returncode != 0 and "detector 'next_token' is declared by 2 plugin files on the search path" in p.stderr, \
+        p.stderr
+    assert "configs/default.yaml:" in p.stderr and "next_token_v2.so" in p.stderr, p.stderr
+    for leftover in (target, target + ".tmp", target + ".parts"):
+        assert not os.path.exists(leftover), leftover
+    p = run("run", "-c", "configs/default.yaml", "--set", "detectors=prev_token", "--set", "plugin_paths=" + copies,
+            "-o", target, "--no-progress")  # a name that is declared once is fine
+    assert os.path.exists(target)
+
+
+def test_detector_failure_says_what_is_kept():
+    model_dir()
+    faults = os.path.join(os.path.dirname(os.path.dirname(BIN)), "tests", "fault_plugins")
+    data = out("late_boom.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\none\tx\ntwo\ty\nboom here\tz\n")
+    target = out("late.h5")
+    args = ["--set", "dataset.path=" + data, "--set", "plugin_paths=" + faults, "--set", "detectors=throwing",
+            "--set", "pipeline.block_rows=1", "--set", "pipeline.inflight=1", "-o", target, "--no-progress"]
+    p = run("run", *args, check=False)
+    assert p.returncode != 0 and "detector throwing failed on example 4: boom token seen" in p.stderr, p.stderr
+    assert f"kept: {target}.parts (2 committed block(s)) and {target}.tmp (their attention)" in p.stderr, p.stderr
+    assert "rerun the same command: it resumes from the committed blocks" in p.stderr, p.stderr
+    assert not os.path.exists(target)
+    again = run("run", *args, check=False)
+    assert "resuming: 2 block(s) already committed" in again.stderr, again.stderr
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\nboom first\tx\n")
+    p = run("run", *args, "--overwrite", check=False)
+    assert p.returncode != 0 and "nothing was committed; no partial output is left behind" in p.stderr, p.stderr
+    for leftover in (target, target + ".tmp", target + ".parts"):
+        assert not os.path.exists(leftover), leftover
+
+
+def test_detector_parameter_errors_have_a_line():
+    model_dir()
+    cfg = out("typo.yaml")
+    with open(cfg, "w") as f:
+        f.write("dataset:\n  path: data/sample_pairs.tsv\ndetectors:\n  - name: next_token\n    within_sentense: true\n"
+                "  - name: prev_token\n    within_sentence: maybe\n")
+    p = run("run", "-c", cfg, "-o", out("typo.h5"), check=False)
+    assert p.returncode != 0, p.stderr
+    assert f"{cfg}:5: detector next_token: unknown parameter 'within_sentense'" in p.stderr, p.stderr
+    with open(cfg, "w") as f:
+        f.write("dataset:\n  path: data/sample_pairs.tsv\ndetectors:\n  - name: prev_token\n    within_sentence: maybe\n")
+    p = run("run", "-c", cfg, "-o", out("typo.h5"), check=False)
+    assert p.returncode != 0, p.stderr
+    assert f"{cfg}:5: detector prev_token: parameter 'within_sentence' expects true or false, got 'maybe'" in p.stderr, \
+        p.stderr
+
+
+def test_unused_tensors_are_named_once():
+    model_dir()
+    p = run("run", "-c", "configs/default.yaml", "-o", out("unused.h5"), "--no-progress")
+    lines = [line for line in p.stderr.splitlines() if "not used for attention" in line]
+    assert len(lines) == 1 and lines[0].startswith("model: "), p.stderr
+    assert "pooler" in lines[0] or "position_ids" in lines[0], lines[0]
+    assert "note:" not in p.stderr, p.stderr
+
+
+def test_heads_numeric_label_needs_bins():
+    model_dir()
+    data = out("scored.tsv")
+    scores = [0.0, 0.5, 1.2, 2.5, 2.6, 3.1, 4.0, 4.4, 4.9, 5.0]
+    with open(os.path.join(ROOT, "data", "sample_pairs.tsv")) as src, open(data, "w") as dst:
+        rows = src.read().splitlines()
+        dst.write(rows[0] + "\tscore\n")
+        for row, score in zip(rows[1:], scores):
+            dst.write(f"{row}\t{score}\n")
+    target = out("scored.h5")
+    run("run", "--set", "dataset.path=" + data, "--set", "dataset.label=score", "--set", "dataset.label_type=number",
+        "--set", "detectors=next_token", "-o", target, "--no-progress")
+    p = run("heads", target, "--by", "label", check=False)
+    assert p.returncode != 0 and "the label is a continuous number" in p.stderr and "--bins K" in p.stderr, p.stderr
+    heads = json.loads(run("heads", target, "--by", "label", "--bins", "2", "--top", "1", "--format", "json").stdout)
+    groups = {h["group"]: h for h in heads["heads"]}
+    assert sorted(groups) == ["[0, 2.5)", "[2.5, 5]"], groups
+    assert groups["[0, 2.5)"]["count"] == 3 and groups["[2.5, 5]"]["count"] == 7, groups
+    with h5py.File(target, "r") as f:  # the group's top mean, recomputed with numpy
+        v = f["scores/next_token/next_token/values"][...][np.array(scores) < 2.5]
+        best = np.nanmean(v, axis=0).max()
+    assert abs(groups["[0, 2.5)"]["mean"] - best) < 1e-6, (groups, best)
+
+
 TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
 
 

@@ -44,7 +44,11 @@ struct LoadedModel {
 };
 
 // Everything needed to build a tokenizer and an encoder. Prints nothing; callers report
-// weights->ignored() once if they wish.
+// unused_tensors_line() once if they wish.
 LoadedModel load_model(const std::filesystem::path& dir);
+
+// One informational line naming the checkpoint tensors the encoder does not use (e.g. "unused
+// checkpoint tensors (pooler and position ids, which BERT checkpoints carry): ..."); empty if none.
+std::string unused_tensors_line(const BertWeights& weights);
 
 }  // namespace attnscan

@@ -19,6 +19,24 @@ class PluginError : public Error {
   using Error::Error;
 };
 
+// A parameter that the plugin does not declare or whose value has the wrong type; `param()` names
+// it so that callers can point at where it was written.
+class PluginParamError : public PluginError {
+ public:
+  PluginParamError(std::string param, const std::string& message) : PluginError(message), param_(std::move(param)) {}
+  const std::string& param() const { return param_; }
+
+ private:
+  std::string param_;
+};
+
+// A plugin file that was opened and whose info was read; no detector is constructed.
+struct PluginFile {
+  std::filesystem::path file;
+  sdk::DetectorInfo info;
+  std::shared_ptr<void> library;  // keeps the shared library loaded
+};
+
 struct LoadedDetector {
   sdk::DetectorInfo info;
   sdk::Params params;  // every parameter, defaults filled in
@@ -37,11 +55,14 @@ class PluginHost {
   explicit PluginHost(std::vector<std::filesystem::path> extra = {});
   const std::vector<std::filesystem::path>& search_path() const { return path_; }
 
-  // Every plugin found (first one of each name wins), with its info. Shared libraries that are not
-  // loadable detectors are listed in `problems` (file: reason) when given.
-  std::vector<LoadedDetector> discover(std::vector<std::string>* problems = nullptr) const;
-  // Loads plugin `name` with parameters given as text (from YAML or --set), checked against its
-  // declared parameters: unknown names and ill-typed values are errors.
+  // Every plugin file on the search path, in search order, with its info (no detector is created).
+  // Shared libraries that are not loadable detectors are listed in `problems` (file: reason).
+  std::vector<PluginFile> discover(std::vector<std::string>* problems = nullptr) const;
+  // Detector names declared by more than one file of the search path, each with those files.
+  static std::map<std::string, std::vector<std::filesystem::path>> duplicates(const std::vector<PluginFile>& found);
+  // Loads the plugin that declares detector `name`, with parameters given as text (from YAML or
+  // --set), checked against its declared parameters: unknown names and ill-typed values are errors,
+  // and so is a name that more than one file declares.
   LoadedDetector load(const std::string& name, const std::map<std::string, std::string>& params) const;
   // Loads a plugin file directly (for tests and `attnscan plugins FILE`).
   LoadedDetector load_file(const std::filesystem::path& file, const std::map<std::string, std::string>& params) const;
@@ -52,5 +73,7 @@ class PluginHost {
 
 std::string param_type_name(sdk::ParamType t);
 std::string param_value_text(const sdk::ParamValue& v);
+// Opens a plugin file and reads its info, checking the API version; constructs no detector.
+PluginFile probe_plugin(const std::filesystem::path& file);
 
 }  // namespace attnscan

@@ -24,6 +24,9 @@ class ConfigError : public Error {
 struct DetectorConfig {
   std::string name;
   std::map<std::string, std::string> params;
+  // Where the entry and each parameter were written ("file.yaml:12" or "--set ..."), for errors.
+  std::string where;
+  std::map<std::string, std::string> param_where;
   bool operator==(const DetectorConfig& o) const { return name == o.name && params == o.params; }
 };
 

@@ -122,9 +122,7 @@ int attend_command(const std::vector<std::string>& args) {
     return 0;
   }
   std::cout << "model: " << model_dir << " (" << describe(model.config) << ")\n";
-  if (!model.weights->ignored().empty())
-    std::cout << "note: " << model.weights->ignored().size() << " tensor(s) not used by the encoder (e.g. '"
-              << model.weights->ignored().front() << "')\n";
+  if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) std::cout << "model: " << unused << "\n";
   std::cout << enc.size() << " tokens" << (enc.truncated ? " (truncated)" : "") << "\n";
   print_tokens(enc);
   if (layer >= 0) print_top(enc, out, layer, head, top);

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 #include "attnscan/error.hpp"
 #include "cli/commands.hpp"
+#include "analysis/head_ranking.hpp"
+#include "analysis/label_groups.hpp"
 #include "store/layout_file.hpp"
 #include "store/score_stats.hpp"
 
@@ -30,12 +30,13 @@ struct Row {
 
 int heads_command(const std::vector<std::string>& args) {
   std::string file, by, format = "table", only;
-  int top = 5;
+  int top = 5, bins = 0;
   po::options_description opts("attnscan heads RESULT.h5: top heads per detector output");
   opts.add_options()("help,h", "show this help")("top,k", po::value(&top)->default_value(5), "heads per output")(
       "by", po::value(&by), "stratify by: label")("format", po::value(&format)->default_value("table"),
                                                   "table, csv or json")(
-      "detector", po::value(&only), "only this detector");
+      "detector", po::value(&only), "only this detector")(
+      "bins", po::value(&bins)->default_value(0), "with --by label on a numeric label: K equal-width bins");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&file));
   po::options_description all;
@@ -52,6 +53,7 @@ int heads_command(const std::vector<std::string>& args) {
   }
   if (file.empty()) throw Error("usage: attnscan heads RESULT.h5 [--top K] [--by label] [--format table|csv|json]");
   if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
+  if (bins < 0 || (bins > 0 && by.empty())) throw Error("--bins K: K >= 1, and only with --by label");
   if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
   LayoutReader reader(file);
   const auto& p = reader.params();
@@ -59,30 +61,15 @@ int heads_command(const std::vector<std::string>& args) {
   const std::size_t lh = static_cast<std::size_t>(p.model_layers * p.model_heads);
 
   // Groups of examples: everything, or one per label value.
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> groups;
-  if (by.empty()) {
-    groups.push_back({"all", {}});
-  } else {
-    auto labels = reader.file().read_strings("examples/label", 0, reader.examples());
-    std::map<std::string, std::vector<uint8_t>> m;
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      auto& mask = m[labels[i]];
-      mask.resize(labels.size());
-      mask[i] = 1;
-    }
-    for (auto& [label, mask] : m) groups.push_back({label, std::move(mask)});
-  }
+  std::vector<LabelGroup> groups;
+  if (by.empty()) groups.push_back({"all", {}, reader.examples()});
+  else groups = label_groups(reader.file(), reader.examples(), bins);
   std::vector<Row> rows;
   for (const auto& so : p.scores) {
     if (!only.empty() && so.detector != only) continue;
-    for (const auto& [group, mask] : groups) {
+    for (const auto& [group, mask, size] : groups) {
       HeadStats s = compute_head_stats(reader.file(), so.key(), lh, mask.empty() ? nullptr : &mask);
-      std::vector<std::size_t> order(lh);
-      std::iota(order.begin(), order.end(), 0);
-      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        const float x = std::isnan(s.mean[a]) ? -INFINITY : s.mean[a], y = std::isnan(s.mean[b]) ? -INFINITY : s.mean[b];
-        return x > y;
-      });
+      const std::vector<std::size_t> order = rank_heads(s.mean);
       for (int r = 0; r < top && r < static_cast<int>(lh); ++r) {
         const std::size_t k = order[static_cast<std::size_t>(r)];
         rows.push_back({so.detector, so.output, group, r + 1, static_cast<int64_t>(k) / p.model_heads,

@@ -26,7 +26,8 @@ int plugins_command(const std::vector<std::string>& args) {
   for (const auto& p : host.search_path()) std::cout << " " << p.string();
   std::cout << "\n\n";
   std::vector<std::string> problems;
-  for (const auto& d : host.discover(&problems)) {
+  const auto found = host.discover(&problems);
+  for (const auto& d : found) {
     std::cout << d.info.name << " " << d.info.version << "  (" << d.file.string() << ")\n  " << d.info.description
               << "\n  outputs:";
     for (const auto& o : d.info.outputs) std::cout << " " << o;
@@ -37,7 +38,13 @@ int plugins_command(const std::vector<std::string>& args) {
     std::cout << "\n";
   }
   for (const auto& p : problems) std::cout << "skipped " << p << "\n";
-  return 0;
+  const auto duplicates = PluginHost::duplicates(found);
+  for (const auto& [name, files] : duplicates) {
+    std::cout << "conflict: detector '" << name << "' is declared by " << files.size() << " files:";
+    for (const auto& f : files) std::cout << " " << f.string();
+    std::cout << " (a run that uses '" << name << "' is refused until only one is left)\n";
+  }
+  return duplicates.empty() ? 0 : 1;
 }
 
 }  // namespace attnscan::cli

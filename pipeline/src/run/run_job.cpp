@@ -57,6 +57,34 @@ std::string human_bytes(uint64_t b) {
   return buf;
 }
 
+// Loads one `detectors:` entry; parameter errors point at the YAML line that wrote the parameter.
+LoadedDetector load_configured(const PluginHost& host, const DetectorConfig& d) {
+  try {
+    return host.load(d.name, d.params);
+  } catch (const PluginParamError& e) {
+    auto it = d.param_where.find(e.param());
+    throw ConfigError((it != d.param_where.end() ? it->second : d.where) + ": " + e.what());
+  } catch (const PluginError& e) {
+    if (d.where.empty()) throw;
+    throw PluginError(d.where + ": " + e.what());
+  }
+}
+
+// What a failed run leaves behind, and how to go on. Nothing committed: nothing worth keeping.
+std::string leftovers_after_failure(const fs::path& out, uint64_t committed_blocks) {
+  const fs::path parts = parts_dir(out), tmp = fs::path(out.string() + ".tmp");
+  if (committed_blocks == 0) {
+    std::error_code ec;
+    fs::remove_all(parts, ec);
+    fs::remove(tmp, ec);
+    return "nothing was committed; no partial output is left behind.";
+  }
+  std::string kept = parts.string() + " (" + std::to_string(committed_blocks) + " committed block(s))";
+  if (fs::exists(tmp)) kept += " and " + tmp.string() + " (their attention)";
+  return "kept: " + kept + ". Fix the cause and rerun the same command: it resumes from the committed blocks " +
+         "(--overwrite starts over).";
+}
+
 }  // namespace
 
 int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& log) {
@@ -100,7 +128,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   {
     PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
     for (const auto& d : cfg.detectors) {
-      detectors.push_back(host.load(d.name, d.params));
+      detectors.push_back(load_configured(host, d));
       const auto& info = detectors.back().info;
       std::string params;
       for (const auto& [k, v] : detectors.back().params) params += (params.empty() ? "" : ", ") + k + "=" + param_value_text(v);
@@ -144,8 +172,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     fs::create_directories(parts);
     write_identity(parts, root.identity, req.shard_index, req.shard_count);
   }
-  if (!model.weights->ignored().empty())
-    log << "note: " << model.weights->ignored().size() << " tensor(s) of the checkpoint are not used by the encoder\n";
+  if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
 
   PipelineSettings ps;
   ps.block_rows = cfg.block_rows;
@@ -169,14 +196,17 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   // written there raw before its (metadata-only) part commits. Compressed attention stays in the
   // parts and is copied once at the end.
   const fs::path tmp_out = fs::path(out.string() + ".tmp");
-  const bool direct = layout.compression == Compression::None;
   const std::size_t vs = attention_value_size(layout.dtype);
   AttentionPlan plan;
+  if (layout.compression == Compression::None && cfg.attention_every > 0) {
+    auto pre = open_dataset(cfg.dataset);
+    plan = plan_attention(*pre, tokenizer, ps);
+  }
+  // Scores-only runs (or inputs without a stored pair) have no attention to write raw.
+  const bool direct = plan.total_values > 0;
   uint64_t attention_at = 0;  // byte offset of attention/values in OUT.tmp
   int fd = -1;
   if (direct) {
-    auto pre = open_dataset(cfg.dataset);
-    plan = plan_attention(*pre, tokenizer, ps);
     const fs::path note = parts / "attention.txt";
     uint64_t noted_total = 0;
     bool reuse = false;
@@ -283,8 +313,14 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   {
     std::unique_ptr<ProgressReporter> reporter;
     if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, log);
-    result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink, commit,
-                          stop, progress);
+    try {
+      result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink,
+                            commit, stop, progress);
+    } catch (const Error& e) {
+      for (auto& [block, f] : spills) ::close(f);
+      spills.clear();
+      throw Error(std::string(e.what()) + "\n" + leftovers_after_failure(out, done.size() + progress.blocks.load()));
+    }
   }
   for (auto& [block, f] : spills) ::close(f);  // blocks in flight when stopped: redone on resume
   if (!result.reached_end) {

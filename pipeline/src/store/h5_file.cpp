@@ -287,6 +287,12 @@ std::vector<T> File::read(const std::string& name, std::size_t begin, std::size_
   return out;
 }
 
+std::vector<float> File::read_floats(const std::string& name, std::size_t begin, std::size_t end) const {
+  std::vector<float> out(end > begin ? end - begin : 0);
+  read_1d(name, H5T_NATIVE_FLOAT, begin, end, out.data());
+  return out;
+}
+
 std::vector<std::string> File::read_strings(const std::string& name, std::size_t begin, std::size_t end) const {
   std::vector<char*> ptrs(end > begin ? end - begin : 0, nullptr);
   if (ptrs.empty()) return {};
@@ -340,6 +346,32 @@ void File::set_attr(const std::string& obj, const std::string& name, const std::
   hsize_t n = value.size();
   Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
   write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), value.data());
+}
+
+void File::set_attr(const std::string& obj, const std::string& name, const std::vector<std::string>& value) {
+  Handle o = open_object(id(), obj);
+  if (!o) fail("no object " + obj);
+  hsize_t n = value.size();
+  Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+  std::vector<const char*> ptrs;
+  for (const auto& v : value) ptrs.push_back(v.c_str());
+  write_attr(o.get(), name, utf8_string_type(), space.get(), ptrs.data());
+}
+
+std::vector<std::string> File::attr_strings(const std::string& obj, const std::string& name) const {
+  Handle o = open_object(id(), obj);
+  Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
+  if (!a) fail("missing attribute " + obj + ":" + name);
+  Handle space(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<char*> ptrs(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), nullptr);
+  if (!ptrs.empty() && H5Aread(a.get(), utf8_string_type(), ptrs.data()) < 0) fail("cannot read attribute " + name);
+  std::vector<std::string> out;
+  for (char* p : ptrs) {
+    out.emplace_back(p ? p : "");
+    H5free_memory(p);
+  }
+  return out;
 }
 
 bool File::has_attr(const std::string& obj, const std::string& name) const {

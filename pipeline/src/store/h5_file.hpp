@@ -69,6 +69,8 @@ class File {
   template <typename T>
   std::vector<T> read(const std::string& name, std::size_t begin, std::size_t end) const;
   std::vector<std::string> read_strings(const std::string& name, std::size_t begin, std::size_t end) const;
+  // Any numeric 1-D dataset converted to float32 by HDF5 (e.g. float16 or uint8 attention).
+  std::vector<float> read_floats(const std::string& name, std::size_t begin, std::size_t end) const;
   void read_raw(const std::string& name, std::size_t begin, std::size_t end, void* out) const;
   bool exists(const std::string& name) const;
 
@@ -77,7 +79,9 @@ class File {
   void set_attr(const std::string& obj, const std::string& name, int64_t value);
   void set_attr(const std::string& obj, const std::string& name, double value);
   void set_attr(const std::string& obj, const std::string& name, const std::vector<int64_t>& value);
+  void set_attr(const std::string& obj, const std::string& name, const std::vector<std::string>& value);
   std::string attr_string(const std::string& obj, const std::string& name) const;
+  std::vector<std::string> attr_strings(const std::string& obj, const std::string& name) const;  // 1-D or scalar
   int64_t attr_int(const std::string& obj, const std::string& name) const;
   std::vector<int64_t> attr_ints(const std::string& obj, const std::string& name) const;
   bool has_attr(const std::string& obj, const std::string& name) const;

@@ -77,7 +77,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   f.set_attr("/attention", "dtype", std::string(dtype_name(params.dtype)));
   f.set_attr("/attention", "compression", std::string(compression_name(params.compression)));
   f.set_attr("/attention", "layout", std::string("values[o:o + L*H*n*n].reshape(L, H, n, n): [layer][head][query][key]"));
-  std::string keys;
+  std::vector<std::string> keys;
   for (const auto& so : params.scores) {
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
     f.create_rows_dataset("scores/" + so.key() + "/values", lh, 256);
@@ -86,7 +86,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
     f.set_attr("/scores/" + so.detector, "parameters", so.parameters);
-    keys += (keys.empty() ? "" : "\n") + so.key();
+    keys.push_back(so.key());
   }
   if (!keys.empty()) f.set_attr("/scores", "outputs", keys);
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
@@ -158,18 +158,10 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   std::string comp = f.attr_string("/attention", "compression");
   params_.compression = comp == "lz4" ? Compression::Lz4 : comp == "deflate" ? Compression::Deflate : Compression::None;
   if (f.has_attr("/scores", "outputs")) {
-    std::string keys = f.attr_string("/scores", "outputs");
-    std::size_t pos = 0;
-    while (pos <= keys.size()) {
-      auto end = keys.find('\n', pos);
-      std::string key = keys.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      auto slash = key.find('/');
-      ScoreOutput so{key.substr(0, slash), key.substr(slash + 1), f.attr_string("/scores/" + key.substr(0, slash), "version"),
-                     f.attr_string("/scores/" + key.substr(0, slash), "description"),
-                     f.attr_string("/scores/" + key.substr(0, slash), "parameters")};
-      params_.scores.push_back(so);
-      if (end == std::string::npos) break;
-      pos = end + 1;
+    for (const std::string& key : f.attr_strings("/scores", "outputs")) {
+      const std::string detector = key.substr(0, key.find('/')), group = "/scores/" + detector;
+      params_.scores.push_back({detector, key.substr(detector.size() + 1), f.attr_string(group, "version"),
+                                f.attr_string(group, "description"), f.attr_string(group, "parameters")});
     }
   }
   n_examples_ = f.length("examples/index");
