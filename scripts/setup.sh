@@ -27,7 +27,8 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
           libboost-program-options-dev libboost-filesystem-dev libgtest-dev libhdf5-dev hdf5-filter-plugin libtbb-dev libssl-dev libstemmer-dev
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
-[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer)
+# The report's tests open it in headless Chromium through Selenium.
+[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,5 +10,7 @@ int run_command(const std::vector<std::string>& args);
 int merge_command(const std::vector<std::string>& args);
 int plugins_command(const std::vector<std::string>& args);
 int heads_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
+int plot_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

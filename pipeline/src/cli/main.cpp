@@ -18,7 +18,9 @@ void usage(std::ostream& out) {
          "  merge     merge the shard files of a sharded run into one file\n"
          "  attend    tokenize one sentence pair, run the model, show or dump its attention\n"
          "  plugins   list the detector plugins found, with outputs and parameters\n"
-         "  heads     top heads per detector output of a result file, optionally by label\n";
+         "  heads     top heads per detector output of a result file, optionally by label\n"
+         "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
+         "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n";
 }
 
 }  // namespace
@@ -41,6 +43,8 @@ int main(int argc, char** argv) {
     if (command == "merge") return attnscan::cli::merge_command(args);
     if (command == "plugins") return attnscan::cli::plugins_command(args);
     if (command == "heads") return attnscan::cli::heads_command(args);
+    if (command == "report") return attnscan::cli::report_command(args);
+    if (command == "plot") return attnscan::cli::plot_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

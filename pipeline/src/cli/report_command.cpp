@@ -1,0 +1,61 @@
+// `attnscan report RESULT.h5 -o report.html`: one self-contained HTML page that shows what the file
+// found, pattern by pattern, with BertViz-style head and model views.
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "attnscan/error.hpp"
+#include "cli/commands.hpp"
+#include "report/html_page.hpp"
+#include "report/report_data.hpp"
+
+namespace po = boost::program_options;
+
+namespace attnscan::cli {
+
+int report_command(const std::vector<std::string>& args) {
+  std::string file, output, by, groups, title;
+  report::ReportOptions o;
+  po::options_description opts("attnscan report RESULT.h5 -o report.html: an offline HTML report of a result file");
+  opts.add_options()("help,h", "show this help")("output,o", po::value(&output), "the HTML file (default RESULT.html)")(
+      "top", po::value(&o.top)->default_value(3), "top heads per detector output, each shown on its examples")(
+      "examples", po::value(&o.examples)->default_value(3), "examples per top head (highest per-example score)")(
+      "by", po::value(&by), "label: require the label sections (shown whenever the file has labels)")(
+      "bins", po::value(&o.bins)->default_value(0), "K equal-width bins for a continuous label")(
+      "groups", po::value(&groups), "A,B: the label groups of the difference heatmaps (default: the two largest)")(
+      "title", po::value(&title), "page title (default: the file name)");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&file));
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\nThe page needs no network: every script, style and datum is inside it. See docs/report.md.\n";
+    return 0;
+  }
+  if (file.empty()) throw Error("usage: attnscan report RESULT.h5 -o report.html [--top K] [--examples K]");
+  if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
+  o.by_label = !by.empty();
+  if (!groups.empty()) {
+    const auto comma = groups.find(',');
+    if (comma == std::string::npos) throw Error("--groups " + groups + ": expected two labels, A,B");
+    o.groups = {groups.substr(0, comma), groups.substr(comma + 1)};
+  }
+  if (output.empty()) output = std::filesystem::path(file).replace_extension(".html").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const report::ResultFile result(file);
+  const auto data = report::report_data(result, o);
+  const std::string page = report::render_page(data, title.empty() ? std::filesystem::path(file).filename().string() : title);
+  report::write_file_atomically(output, page);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "wrote " << output << " (" << page.size() / 1024 << " KiB, " << data["examples"].size()
+            << " example(s) shown, " << result.examples() << " pairs summarised) in " << secs << " s\n";
+  return 0;
+}
+
+}  // namespace attnscan::cli

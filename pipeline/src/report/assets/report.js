@@ -1,0 +1,426 @@
+// attnscan report: draws every figure from the JSON data block of this page. No network, no
+// libraries. Layers and heads are 0-indexed everywhere.
+"use strict";
+(function () {
+  const DATA = JSON.parse(document.getElementById("attnscan-data").textContent);
+  const SVGNS = "http://www.w3.org/2000/svg";
+  const L = DATA.model.layers, H = DATA.model.heads;
+
+  // ---- small helpers ------------------------------------------------------------------------------
+  function el(tag, attrs, parent, text) {
+    const e = tag.startsWith("svg:") ? document.createElementNS(SVGNS, tag.slice(4)) : document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  const fmt = (x, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? "n/a" : Number(x).toFixed(d));
+  const headColour = (h) => DATA.palette.heads[h % DATA.palette.heads.length];
+  function hexToRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
+  // Same scale as `attnscan plot` (report/palette.cpp): -1 at lo, 0 at the baseline, +1 at hi.
+  function position(v, lo, base, hi) {
+    if (v === null) return 0;
+    if (v >= base) return hi > base ? Math.min(1, (v - base) / (hi - base)) : 0;
+    return base > lo ? -Math.min(1, (base - v) / (base - lo)) : 0;
+  }
+  function divergingColour(p) {
+    const stops = DATA.palette.diverging;
+    const x = (Math.max(-1, Math.min(1, p)) + 1) / 2 * (stops.length - 1);
+    const i = Math.min(Math.floor(x), stops.length - 2), f = x - i;
+    const a = hexToRgb(stops[i]), b = hexToRgb(stops[i + 1]);
+    return "#" + a.map((c, k) => Math.round(c + (b[k] - c) * f).toString(16).padStart(2, "0")).join("");
+  }
+  function domain(values, baseline) {
+    const fin = values.filter((v) => v !== null && Number.isFinite(v));
+    let lo = fin.length ? Math.min(...fin) : 0, hi = fin.length ? Math.max(...fin) : 0;
+    if (baseline !== null && Number.isFinite(baseline)) { lo = Math.min(lo, baseline); hi = Math.max(hi, baseline); }
+    else baseline = (lo + hi) / 2;
+    return { lo, hi, baseline };
+  }
+  function decodeAttention(b64) {
+    const s = atob(b64), out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; ++i) out[i] = s.charCodeAt(i);
+    return out;  // weight = byte / 255
+  }
+  const safe = (s) => String(s).replace(/[^A-Za-z0-9_.-]+/g, "_");
+
+  const tooltip = el("div", { class: "tooltip", id: "tooltip" }, document.body);
+  function showTip(evt, text) {
+    tooltip.textContent = text;
+    tooltip.style.display = "block";
+    tooltip.style.left = evt.clientX + 14 + "px";
+    tooltip.style.top = evt.clientY + 14 + "px";
+  }
+  const hideTip = () => { tooltip.style.display = "none"; };
+
+  // ---- export: every figure offers SVG and PNG downloads ---------------------------------------------
+  function download(name, blob) {
+    const a = el("a", { download: name, href: URL.createObjectURL(blob) }, document.body);
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  function svgText(svg) {
+    const copy = svg.cloneNode(true);
+    copy.setAttribute("xmlns", SVGNS);
+    copy.querySelectorAll("[data-hidden='1']").forEach((n) => n.remove());
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(copy);
+  }
+  function svgToPng(text, width, height, done) {
+    const img = new Image();
+    img.onload = () => {
+      const c = el("canvas", { width: width * 2, height: height * 2 });
+      const g = c.getContext("2d");
+      g.fillStyle = "#fff"; g.fillRect(0, 0, c.width, c.height);
+      g.drawImage(img, 0, 0, c.width, c.height);
+      c.toBlob(done, "image/png");
+    };
+    img.src = "data:image/svg+xml;base64," + btoa(unescape(encodeURIComponent(text)));
+  }
+  // `figure` returns {svg: string, width, height} when asked.
+  // `name` (a string, or a function for figures whose content changes) is the file name without extension.
+  function exportBar(parent, name, figure) {
+    const base = typeof name === "function" ? name : () => name;
+    const bar = el("div", { class: "bar" }, parent);
+    const svgButton = el("button", { class: "export-svg" }, bar, "SVG");
+    const pngButton = el("button", { class: "export-png" }, bar, "PNG");
+    svgButton.onclick = () => download(base() + ".svg", new Blob([figure().svg], { type: "image/svg+xml" }));
+    pngButton.onclick = () => {
+      const f = figure();
+      svgToPng(f.svg, f.width, f.height, (blob) => download(base() + ".png", blob));
+    };
+    return bar;
+  }
+  function svgFigure(svg) {
+    return () => ({ svg: svgText(svg), width: +svg.getAttribute("width"), height: +svg.getAttribute("height") });
+  }
+
+  // ---- heatmap: L x H cells, colour bar marked at the uniform baseline ------------------------------
+  function heatmap(parent, title, stats, name, opts = {}) {
+    const fig = el("div", { class: "figure heatmap", "data-name": name }, parent);
+    el("div", { class: "title" }, fig, title);
+    const cw = 26, ch = 20, left = 58, top = 26;
+    const width = left + H * cw + 150, height = top + L * ch + 30;
+    const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
+    const values = stats.mean;
+    const baseline = opts.baseline !== undefined ? opts.baseline : stats.baseline_overall;
+    const d = domain(values, baseline);
+    el("svg:text", { x: left + (H * cw) / 2, y: 12, "text-anchor": "middle" }, svg, "head (0-indexed)");
+    el("svg:text", { x: 12, y: top + (L * ch) / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + (L * ch) / 2})` }, svg, "layer (0-indexed)");
+    for (let h = 0; h < H; ++h) el("svg:text", { x: left + h * cw + cw / 2, y: top - 3, "text-anchor": "middle" }, svg, h);
+    for (let l = 0; l < L; ++l) el("svg:text", { x: left - 5, y: top + l * ch + ch / 2 + 4, "text-anchor": "end" }, svg, l);
+    for (let l = 0; l < L; ++l)
+      for (let h = 0; h < H; ++h) {
+        const k = l * H + h, v = values[k];
+        const r = el("svg:rect", { class: "cell", x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1,
+          fill: v === null ? "#dddddd" : divergingColour(position(v, d.lo, d.baseline, d.hi)),
+          "data-layer": l, "data-head": h, "data-mean": v === null ? "" : v }, svg);
+        r.addEventListener("mousemove", (evt) => showTip(evt, opts.tip ? opts.tip(k) : cellTip(stats, l, h)));
+        r.addEventListener("mouseleave", hideTip);
+      }
+    // colour bar
+    const bx = left + H * cw + 16, by = top, bh = L * ch;
+    const steps = 40;
+    for (let i = 0; i < steps; ++i) {
+      const v = d.hi - (i + 0.5) / steps * (d.hi - d.lo);
+      el("svg:rect", { x: bx, y: by + (i * bh) / steps, width: 14, height: bh / steps + 0.5, fill: divergingColour(position(v, d.lo, d.baseline, d.hi)) }, svg);
+    }
+    const yOf = (v) => by + (d.hi === d.lo ? bh / 2 : ((d.hi - v) / (d.hi - d.lo)) * bh);
+    el("svg:text", { x: bx + 18, y: by + 8 }, svg, fmt(d.hi, 3));
+    el("svg:text", { x: bx + 18, y: by + bh }, svg, fmt(d.lo, 3));
+    el("svg:line", { x1: bx - 3, x2: bx + 17, y1: yOf(d.baseline), y2: yOf(d.baseline), stroke: "#000", "stroke-width": 2, class: "baseline-mark" }, svg);
+    const yb = Math.min(by + bh - 14, Math.max(by + 20, yOf(d.baseline) + 4));  // clear of the hi / lo labels
+    el("svg:text", { x: bx + 18, y: yb, "font-weight": "bold" }, svg, (opts.baselineLabel || "baseline ") + fmt(d.baseline, 3));
+    fig.appendChild(svg);
+    exportBar(fig, name, svgFigure(svg));
+    return fig;
+  }
+  function cellTip(stats, l, h) {
+    const k = l * H + h;
+    return `layer ${l}, head ${h} (0-indexed)\nmean ${fmt(stats.mean[k])}\n95% CI [${fmt(stats.ci_low[k])}, ${fmt(stats.ci_high[k])}]\n` +
+      `n ${stats.count[k] === null ? 0 : stats.count[k]}\nbaseline ${fmt(stats.baseline[k])}\nlift ${fmt(stats.lift[k], 2)}`;
+  }
+
+  // ---- per-layer view (Clark et al. 2019): one point per head, the layer mean drawn through them ----
+  function perLayer(parent, title, stats, name) {
+    const fig = el("div", { class: "figure perlayer", "data-name": name }, parent);
+    el("div", { class: "title" }, fig, title);
+    const left = 56, top = 14, pw = Math.max(220, L * 48), ph = 190, width = left + pw + 20, height = top + ph + 40;
+    const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
+    const d = domain(stats.mean, stats.baseline_overall);
+    const x = (l) => left + ((l + 0.5) / L) * pw;
+    const y = (v) => top + (d.hi === d.lo ? ph / 2 : ((d.hi - v) / (d.hi - d.lo)) * ph);
+    el("svg:line", { x1: left, x2: left, y1: top, y2: top + ph, stroke: "#444" }, svg);
+    el("svg:line", { x1: left, x2: left + pw, y1: top + ph, y2: top + ph, stroke: "#444" }, svg);
+    for (const v of [d.lo, d.hi]) el("svg:text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v, 3));
+    el("svg:line", { x1: left, x2: left + pw, y1: y(d.baseline), y2: y(d.baseline), stroke: "#888", "stroke-dasharray": "4 3" }, svg);
+    el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, "uniform baseline");
+    const means = [];
+    for (let l = 0; l < L; ++l) {
+      el("svg:text", { x: x(l), y: top + ph + 14, "text-anchor": "middle" }, svg, l);
+      let s = 0, n = 0;
+      for (let h = 0; h < H; ++h) {
+        const v = stats.mean[l * H + h];
+        if (v === null) continue;
+        s += v; ++n;
+        const c = el("svg:circle", { class: "point", cx: x(l) + ((h - (H - 1) / 2) / H) * 24, cy: y(v), r: 3, fill: headColour(h), "fill-opacity": 0.8, "data-layer": l, "data-head": h }, svg);
+        c.addEventListener("mousemove", (evt) => showTip(evt, cellTip(stats, l, h)));
+        c.addEventListener("mouseleave", hideTip);
+      }
+      means.push(n ? [x(l), y(s / n)] : null);
+    }
+    const pts = means.filter((p) => p).map((p) => p.join(",")).join(" ");
+    el("svg:polyline", { points: pts, fill: "none", stroke: "#111", "stroke-width": 2, class: "layer-mean" }, svg);
+    el("svg:text", { x: left + pw / 2, y: top + ph + 30, "text-anchor": "middle" }, svg, "layer (0-indexed); points: heads, line: layer mean");
+    fig.appendChild(svg);
+    exportBar(fig, name, svgFigure(svg));
+    return fig;
+  }
+
+  // ---- head view (BertViz style) ---------------------------------------------------------------------
+  const FILTERS = { "All": () => true, "A->A": (q, k) => q === 0 && k === 0, "A->B": (q, k) => q === 0 && k === 1,
+                    "B->A": (q, k) => q === 1 && k === 0, "B->B": (q, k) => q === 1 && k === 1 };
+  function headView(parent, ex, initial, name) {
+    const fig = el("div", { class: "figure headview", "data-example": ex.id, "data-name": name }, parent);
+    if (!ex.attention) { el("div", { class: "note" }, fig, "No attention stored for this example."); return fig; }
+    const n = ex.tokens.length, att = decodeAttention(ex.attention);
+    const layers = ex.layers, heads = ex.heads;
+    // Long sequences: start at the weight that keeps about 4 lines per token of the first head.
+    function defaultThreshold() {
+      if (n <= 128) return 0.01;
+      const base = (layers.indexOf(initial.layer) * heads.length + heads.indexOf(initial.heads[0])) * n * n;
+      const w = Array.from(att.subarray(base, base + n * n)).sort((a, b) => b - a);
+      return Math.max(1, w[Math.min(w.length - 1, 4 * n)]) / 255;
+    }
+    const state = { layer: initial.layer, heads: new Set(initial.heads), filter: "All", pinned: null, hover: null,
+                    threshold: defaultThreshold() };
+    const controls = el("div", { class: "controls" }, fig);
+    el("span", {}, controls, "layer ");
+    const select = el("select", { class: "layer-select" }, controls);
+    layers.forEach((l) => { const o = el("option", { value: l }, select, String(l)); if (l === state.layer) o.selected = true; });
+    el("span", {}, controls, "  heads ");
+    const strip = el("span", { class: "strip" }, controls);
+    heads.forEach((h) => {
+      const s = el("span", { "data-head": h, title: `head ${h}` }, strip, String(h));
+      s.style.background = headColour(h);
+    });
+    el("span", {}, controls, "  ");
+    const filterBox = el("span", { class: "filters" }, controls);
+    Object.keys(FILTERS).forEach((f) => {
+      const lab = el("label", {}, filterBox);
+      const r = el("input", { type: "radio", name: "filter-" + name, value: f, class: "filter" }, lab);
+      if (f === "All") r.checked = true;
+      lab.appendChild(document.createTextNode(f + " "));
+      r.onchange = () => { state.filter = f; draw(); };
+    });
+    el("span", {}, controls, " min weight ");
+    const slider = el("input", { type: "range", min: 0, max: 0.5, step: "any", value: state.threshold, class: "threshold" }, controls);
+    const thLabel = el("span", { class: "threshold-value" }, controls, fmt(state.threshold, 3));
+    const info = el("div", { class: "muted selection" }, fig, "");
+    const scroll = el("div", { class: "scroll" }, fig);
+    const rowH = 16, colW = Math.max(90, 8 * Math.max(...ex.tokens.map((t) => t.length)) + 12), gap = 170;
+    const width = colW * 2 + gap + 20, height = n * rowH + 30;
+    const svg = el("svg:svg", { width, height, "font-family": "monospace", "font-size": 12, class: "headview-svg" }, scroll);
+    const caption = el("svg:text", { x: 4, y: 12, "font-family": "sans-serif", fill: "#444" }, svg, "");
+    const linesG = el("svg:g", { class: "lines" }, svg);
+    const xl = 6 + colW, xr = xl + gap;
+    const leftTokens = [], rightTokens = [];
+    ex.tokens.forEach((t, i) => {
+      const yy = 28 + i * rowH;
+      const style = { "font-weight": ex.special[i] ? "bold" : "normal", fill: ex.special[i] ? "#8a1c7c" : (ex.segment[i] ? "#114a7a" : "#222") };
+      const a = el("svg:text", Object.assign({ x: xl - 4, y: yy, "text-anchor": "end", class: "token left" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
+      const b = el("svg:text", Object.assign({ x: xr + 4, y: yy, class: "token right" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
+      a.addEventListener("mouseenter", () => { state.hover = i; draw(); });
+      a.addEventListener("mouseleave", () => { state.hover = null; draw(); });
+      a.addEventListener("click", () => { state.pinned = state.pinned === i ? null : i; draw(); });
+      leftTokens.push(a); rightTokens.push(b);
+    });
+    function selectedToken() { return state.hover !== null ? state.hover : state.pinned; }
+    function draw() {
+      while (linesG.firstChild) linesG.removeChild(linesG.firstChild);
+      const li = layers.indexOf(state.layer), q0 = selectedToken(), keep = FILTERS[state.filter];
+      strip.querySelectorAll("span").forEach((s) => { const on = state.heads.has(+s.dataset.head); s.className = on ? "on" : "off"; });
+      leftTokens.forEach((t, i) => t.setAttribute("text-decoration", i === q0 ? "underline" : "none"));
+      let count = 0;
+      for (const h of state.heads) {
+        const hi = heads.indexOf(h), colour = headColour(h);
+        if (hi < 0) continue;
+        const base = (li * heads.length + hi) * n * n;
+        for (let q = 0; q < n; ++q) {
+          if (q0 !== null && q !== q0) continue;
+          for (let k = 0; k < n; ++k) {
+            if (!keep(ex.segment[q], ex.segment[k])) continue;
+            const w = att[base + q * n + k] / 255;
+            if (w < state.threshold || w === 0) continue;
+            el("svg:line", { class: "att", x1: xl, y1: 24 + q * rowH, x2: xr, y2: 24 + k * rowH, stroke: colour,
+              "stroke-opacity": Math.min(1, w * (q0 !== null ? 1.5 : 1)), "stroke-width": 2,
+              "data-q": q, "data-k": k, "data-layer": state.layer, "data-head": h, "data-w": w.toFixed(3) }, linesG);
+            ++count;
+          }
+        }
+      }
+      const heading = `layer ${state.layer}, head${state.heads.size === 1 ? "" : "s"} ${[...state.heads].join(", ")} (0-indexed), ${state.filter}`;
+      caption.textContent = heading;
+      info.textContent = `${count} lines with weight >= ${fmt(state.threshold, 3)}` +
+        (q0 !== null ? `; token ${q0} '${ex.tokens[q0]}' selected (${state.pinned !== null ? "click it again to release" : "click to keep"})` : "; hover or click a token on the left to see only its lines");
+      fig.dataset.layer = state.layer;
+      fig.dataset.heads = [...state.heads].join(",");
+    }
+    select.onchange = () => { state.layer = +select.value; draw(); };
+    strip.querySelectorAll("span").forEach((s) => s.addEventListener("click", () => {
+      const h = +s.dataset.head;
+      if (state.heads.has(h)) state.heads.delete(h); else state.heads.add(h);
+      draw();
+    }));
+    slider.oninput = () => { state.threshold = +slider.value; thLabel.textContent = fmt(state.threshold, 3); draw(); };
+    draw();
+    exportBar(fig, () => `${name}-L${state.layer}-H${[...state.heads].join("_")}`, svgFigure(svg));
+    return fig;
+  }
+
+  // ---- model view: the L x H grid of one example's attention maps -----------------------------------
+  function modelView(parent, ex, onPick) {
+    const fig = el("div", { class: "figure modelview", "data-example": ex.id }, parent);
+    if (!ex.attention) { el("div", { class: "note" }, fig, "No attention stored for this example."); return fig; }
+    const n = ex.tokens.length, att = decodeAttention(ex.attention), layers = ex.layers, heads = ex.heads;
+    const grid = el("div", { class: "grid" }, fig);
+    grid.style.gridTemplateColumns = `repeat(${heads.length + 1}, 78px)`;
+    el("div", {}, grid, "");
+    heads.forEach((h) => el("div", { class: "cell-label" }, grid, "head " + h));
+    const canvases = [];
+    layers.forEach((l, li) => {
+      el("div", { class: "cell-label" }, grid, "layer " + l);
+      heads.forEach((h, hi) => {
+        const c = el("canvas", { width: n, height: n, "data-layer": l, "data-head": h, title: `layer ${l}, head ${h}: rows attend (query), columns attended (key)` }, grid);
+        const g = c.getContext("2d"), img = g.createImageData(n, n), base = (li * heads.length + hi) * n * n;
+        const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
+        for (let i = 0; i < n * n; ++i) {
+          const w = att[base + i] / 255, t = Math.sqrt(w);  // sqrt: small weights stay visible
+          img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
+          img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
+          img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
+          img.data[4 * i + 3] = 255;
+        }
+        g.putImageData(img, 0, 0);
+        c.addEventListener("click", () => onPick && onPick(l, h));
+        canvases.push({ c, l, h, li, hi });
+      });
+    });
+    const size = 76, pad = 40;
+    const figure = () => {
+      const width = pad + heads.length * (size + 4), height = pad + layers.length * (size + 4);
+      let s = `<svg xmlns="${SVGNS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}" font-family="sans-serif" font-size="10">`;
+      heads.forEach((h, hi) => { s += `<text x="${pad + hi * (size + 4) + size / 2}" y="14" text-anchor="middle">head ${h}</text>`; });
+      layers.forEach((l, li) => { s += `<text x="2" y="${pad + li * (size + 4) + size / 2}">layer ${l}</text>`; });
+      for (const { c, li, hi } of canvases)
+        s += `<image x="${pad + hi * (size + 4)}" y="${pad + li * (size + 4)}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${c.toDataURL("image/png")}"/>`;
+      return { svg: '<?xml version="1.0" encoding="UTF-8"?>\n' + s + "</svg>", width, height };
+    };
+    exportBar(fig, `modelview-example-${safe(ex.id)}`, figure);
+    return fig;
+  }
+
+  // ---- page sections --------------------------------------------------------------------------------
+  const main = document.getElementById("content");
+  function section(id, title) {
+    const s = el("section", { id }, main);
+    el("h2", {}, s, title);
+    return s;
+  }
+  function pairText(parent, ex) {
+    const a = el("div", { class: "pair" }, parent); el("b", {}, a, "A"); a.appendChild(document.createTextNode(ex.sentence_a));
+    const b = el("div", { class: "pair" }, parent); el("b", {}, b, "B"); b.appendChild(document.createTextNode(ex.sentence_b));
+  }
+
+  function overview() {
+    const s = section("overview", "Overview");
+    const c = DATA.counts;
+    const t = el("table", {}, s);
+    const row = (k, v) => { const r = el("tr", {}, t); el("th", { class: "text" }, r, k); el("td", { class: "text" }, r, String(v)); };
+    row("file", DATA.file);
+    row("model", `${DATA.model.dir} (${L} layers x ${H} heads)`);
+    row("dataset", DATA.dataset);
+    row("pairs written", c.written);
+    row("rows read / skipped", `${c.rows_read} / ${c.skipped}`);
+    row("pairs truncated", c.truncated);
+    row("attention stored", `${c.with_attention} of ${c.written} pairs; layers ${DATA.stored.layers.join(",")}; heads ${DATA.stored.heads.join(",")} (${DATA.stored.dtype})`);
+    row("written by", "attnscan " + DATA.tool_version);
+    if (c.with_attention === 0) el("div", { class: "note" }, s, "This file holds no attention (output.attention_every: 0), so the head and model views are missing; the heatmaps come from /scores.");
+    else if (c.with_attention < c.written) el("div", { class: "note" }, s, `Attention is stored for ${c.with_attention} of ${c.written} pairs (output.attention_every > 1): the views show only those; the heatmaps use every pair.`);
+    if (DATA.stored.layers.length < L || DATA.stored.heads.length < H) el("div", { class: "note" }, s, `Only layers ${DATA.stored.layers.join(",")} and heads ${DATA.stored.heads.join(",")} were stored: views of other heads are missing; the heatmaps cover all heads.`);
+    el("p", { class: "muted" }, s, "Layers and heads are 0-indexed. Heatmap colours: white at the uniform-attention baseline, red above it, blue below. Hover a cell for its numbers; 95% CI: normal approximation over examples.");
+    const figs = el("div", { class: "figures" }, s);
+    DATA.outputs.forEach((o) => {
+      heatmap(figs, `${o.key}: mean score`, o.stats, `${safe(o.detector)}-${safe(o.output)}-heatmap`);
+      perLayer(figs, `${o.key}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`);
+    });
+    el("h3", {}, s, "Configuration of the run");
+    el("pre", { class: "config" }, s, DATA.config);
+  }
+
+  function patternSection(o, idx) {
+    const s = section("pattern-" + idx, `Pattern: ${o.key}`);
+    s.classList.add("pattern");
+    el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""})`);
+    const t = el("table", { class: "top-heads" }, s);
+    const hr = el("tr", {}, t);
+    ["rank", "layer-head", "mean", "95% CI", "n", "baseline", "lift"].forEach((h) => el("th", {}, hr, h));
+    o.top.forEach((h) => {
+      const k = h.layer * H + h.head, st = o.stats, r = el("tr", {}, t);
+      [h.rank, `${h.layer}-${h.head}`, fmt(st.mean[k]), `[${fmt(st.ci_low[k])}, ${fmt(st.ci_high[k])}]`, st.count[k], fmt(st.baseline[k]), fmt(st.lift[k], 2)]
+        .forEach((v) => el("td", {}, r, String(v)));
+    });
+    o.top.forEach((h) => {
+      el("h3", {}, s, `Head ${h.layer}-${h.head} (layer ${h.layer}, head ${h.head}): the examples that show it most`);
+      if (!h.stored) { el("div", { class: "note" }, s, `Layer ${h.layer} / head ${h.head} was not stored (output.layers / output.heads), so there is no view of it.`); return; }
+      if (!h.examples.length) { el("div", { class: "note" }, s, "No stored example has a defined score for this head."); return; }
+      h.examples.forEach((e) => {
+        const ex = DATA.examples[e.position];
+        el("div", { class: "muted" }, s, `example ${ex.id} (score ${fmt(e.score)}${ex.label ? ", label " + ex.label : ""})`);
+        pairText(s, ex);
+        headView(s, ex, { layer: h.layer, heads: [h.head] }, `headview-${safe(o.detector)}-${safe(o.output)}-example-${safe(ex.id)}`);
+      });
+    });
+  }
+
+  function labelSection() {
+    const lab = DATA.labels;
+    const s = section("labels", "Label groups");
+    if (lab.note) { el("div", { class: "note" }, s, lab.note); return; }
+    el("p", {}, s, "Groups: " + lab.groups.map((g) => `${g.name} (${g.size} pairs)`).join(", ") +
+      (lab.difference ? `. Difference heatmaps: mean of ${lab.difference[0]} minus mean of ${lab.difference[1]} (white = no difference).` : ""));
+    DATA.outputs.forEach((o) => {
+      el("h3", {}, s, o.key);
+      const figs = el("div", { class: "figures" }, s);
+      o.groups.forEach((g) => heatmap(figs, `label = ${g.name}`, g.stats, `${safe(o.detector)}-${safe(o.output)}-label-${safe(g.name)}-heatmap`));
+      if (lab.difference) {
+        const A = o.groups.find((g) => g.name === lab.difference[0]).stats, B = o.groups.find((g) => g.name === lab.difference[1]).stats;
+        const diff = A.mean.map((a, k) => (a === null || B.mean[k] === null ? null : a - B.mean[k]));
+        const stats = { mean: diff };
+        heatmap(figs, `${lab.difference[0]} minus ${lab.difference[1]}`, stats, `${safe(o.detector)}-${safe(o.output)}-difference-heatmap`, {
+          baseline: 0, baselineLabel: "no difference ",
+          tip: (k) => `layer ${Math.floor(k / H)}, head ${k % H} (0-indexed)\n${lab.difference[0]}: ${fmt(A.mean[k])} (n ${A.count[k]})\n${lab.difference[1]}: ${fmt(B.mean[k])} (n ${B.count[k]})\ndifference ${fmt(diff[k])}` });
+      }
+    });
+  }
+
+  function modelSection() {
+    const s = section("model-view", "Model view");
+    const pos = DATA.model_view_example;
+    if (pos === null) { el("div", { class: "note" }, s, "No example of this file has stored attention, so there is no model view."); return; }
+    const ex = DATA.examples[pos];
+    el("p", { class: "muted" }, s, `Every stored layer (rows) and head (columns) of example ${ex.id}; rows of each map attend (query), columns are attended (key). Click a map to show that head below.`);
+    pairText(s, ex);
+    const hv = el("div", {}, s);
+    const first = { layer: ex.layers[0], heads: [ex.heads[0]] };
+    let current = headView(hv, ex, first, `headview-example-${safe(ex.id)}`);
+    modelView(s, ex, (l, h) => { current.remove(); current = headView(hv, ex, { layer: l, heads: [h] }, `headview-example-${safe(ex.id)}`); });
+  }
+
+  const nav = document.getElementById("nav");
+  overview();
+  DATA.outputs.forEach((o, i) => patternSection(o, i));
+  labelSection();
+  modelSection();
+  main.querySelectorAll("section").forEach((s) => { const a = el("a", { href: "#" + s.id }, nav, s.querySelector("h2").textContent.replace("Pattern: ", "")); return a; });
+  document.body.dataset.ready = "1";
+})();

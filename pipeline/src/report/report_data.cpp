@@ -1,0 +1,169 @@
+#include "report/report_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analysis/head_ranking.hpp"
+#include "analysis/label_groups.hpp"
+#include "attnscan/error.hpp"
+#include "report/palette.hpp"
+
+namespace attnscan::report {
+
+using nlohmann::json;
+
+namespace {
+
+// NaN becomes null in JSON; keep floats as they are in the file.
+json numbers(const std::vector<float>& v) {
+  json a = json::array();
+  for (float x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+  return a;
+}
+
+double mean_of_finite(const std::vector<float>& v) {
+  double s = 0;
+  std::size_t n = 0;
+  for (float x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / static_cast<double>(n) : NAN;
+}
+
+json stats_json(const HeadStats& s) {
+  std::vector<float> lift(s.mean.size(), NAN);
+  for (std::size_t k = 0; k < lift.size(); ++k)
+    if (s.baseline_mean[k] != 0) lift[k] = s.mean[k] / s.baseline_mean[k];
+  return {{"mean", numbers(s.mean)},       {"ci_low", numbers(s.ci_low)}, {"ci_high", numbers(s.ci_high)},
+          {"count", numbers(s.count)},     {"baseline", numbers(s.baseline_mean)}, {"lift", numbers(lift)},
+          {"baseline_overall", mean_of_finite(s.baseline_mean)}};
+}
+
+json example_json(const ResultFile& file, const ExampleView& e) {
+  return {{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
+          {"label", e.label},       {"tokens", e.tokens}, {"segment", e.segment},       {"special", e.special},
+          {"attention", e.attention.empty() ? json(nullptr) : json(encode_attention(e.attention))},
+          {"layers", file.params().layers}, {"heads", file.params().heads}};
+}
+
+// The label groups of the page, or a note saying why there are none.
+std::vector<LabelGroup> page_groups(const ResultFile& file, const ReportOptions& o, std::string& note) {
+  const auto has = file.reader().file().read<uint8_t>("examples/has_label", 0, file.examples());
+  if (std::find(has.begin(), has.end(), 1) == has.end()) {
+    if (o.by_label) throw Error(file.path().string() + ": --by label, but the file has no labels (set dataset.label in the run)");
+    note = "The file has no labels (dataset.label was not set), so there are no label groups.";
+    return {};
+  }
+  if (has_continuous_labels(file.reader().file(), file.examples()) && o.bins <= 0) {
+    note = "The label is a continuous number: rerun the report with --bins K to compare K equal-width bins.";
+    return {};
+  }
+  auto groups = label_groups(file.reader().file(), file.examples(), o.bins);
+  groups.erase(std::remove_if(groups.begin(), groups.end(), [](const LabelGroup& g) { return g.size == 0; }), groups.end());
+  return groups;
+}
+
+// The two groups (A, B) of the difference heatmap A - B: as asked, else the two largest, the later
+// label first (PAWS: 1 minus 0).
+std::pair<int, int> difference_pair(const std::vector<LabelGroup>& groups, const ReportOptions& o, const ResultFile& file) {
+  if (groups.size() < 2) return {-1, -1};
+  if (!o.groups.empty()) {
+    auto find = [&](const std::string& name) {
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        if (groups[i].name == name) return static_cast<int>(i);
+      std::string list;
+      for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g.name;
+      throw Error(file.path().string() + ": --groups: no label group '" + name + "' (groups: " + list + ")");
+    };
+    return {find(o.groups.at(0)), find(o.groups.at(1))};
+  }
+  std::vector<int> order(groups.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return groups[a].size > groups[b].size; });
+  return {std::max(order[0], order[1]), std::min(order[0], order[1])};
+}
+
+}  // namespace
+
+std::string encode_attention(const std::vector<float>& attention) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<uint8_t> bytes(attention.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(std::lround(std::clamp(attention[i], 0.0f, 1.0f) * 255.0f));
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t b = (uint32_t(bytes[i]) << 16) | (i + 1 < bytes.size() ? uint32_t(bytes[i + 1]) << 8 : 0) |
+                       (i + 2 < bytes.size() ? uint32_t(bytes[i + 2]) : 0);
+    out += kAlphabet[(b >> 18) & 63];
+    out += kAlphabet[(b >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(b >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[b & 63] : '=';
+  }
+  return out;
+}
+
+json report_data(const ResultFile& file, const ReportOptions& o) {
+  const auto& p = file.params();
+  const auto& root = file.root();
+  json data = {
+      {"file", file.path().string()},
+      {"tool_version", file.reader().file().has_attr("/", "tool_version") ? file.reader().file().attr_string("/", "tool_version") : ""},
+      {"model", {{"dir", root.model_dir}, {"layers", p.model_layers}, {"heads", p.model_heads}, {"config", root.model_config_json}}},
+      {"dataset", root.dataset},
+      {"counts", {{"rows_read", root.rows_read}, {"written", root.examples_written}, {"skipped", root.rows_skipped},
+                  {"truncated", root.examples_truncated}, {"with_attention", file.examples_with_attention()}}},
+      {"config", root.config_yaml},
+      {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)}}},
+      {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}}},
+      {"options", {{"top", o.top}, {"examples", o.examples}}},
+  };
+  std::string label_note;
+  const auto groups = page_groups(file, o, label_note);
+  const auto [ga, gb] = difference_pair(groups, o, file);
+  data["labels"] = {{"note", label_note}, {"groups", json::array()}, {"difference", ga < 0 ? json(nullptr) : json({groups[ga].name, groups[gb].name})}};
+  for (const auto& g : groups) data["labels"]["groups"].push_back({{"name", g.name}, {"size", g.size}});
+
+  std::map<std::size_t, json> shown;  // examples on the page, by position
+  json outputs = json::array();
+  for (const auto& so : p.scores) {
+    const HeadStats all = file.stats(so);
+    const auto order = rank_heads(all.mean);
+    std::vector<std::size_t> top(order.begin(), order.begin() + static_cast<long>(std::min(o.top, order.size())));
+    const auto examples = top_examples(file, so, top, o.examples);
+    json tops = json::array();
+    for (std::size_t r = 0; r < top.size(); ++r) {
+      const int64_t layer = static_cast<int64_t>(top[r]) / p.model_heads, head = static_cast<int64_t>(top[r]) % p.model_heads;
+      const bool stored = file.stored_layer(layer) >= 0 && file.stored_head(head) >= 0;
+      json ex = json::array();
+      for (const auto& [score, pos] : stored ? examples[r] : std::vector<ScoredExample>{}) {
+        if (!shown.count(pos)) shown[pos] = example_json(file, file.example(pos));
+        ex.push_back({{"position", pos}, {"score", score}});
+      }
+      tops.push_back({{"rank", r + 1}, {"layer", layer}, {"head", head}, {"stored", stored}, {"examples", ex}});
+    }
+    json by_group = json::array();
+    for (const auto& g : groups) by_group.push_back({{"name", g.name}, {"stats", stats_json(file.stats(so, &g.mask))}});
+    outputs.push_back({{"key", so.key()}, {"detector", so.detector}, {"output", so.output}, {"version", so.version},
+                       {"description", so.description}, {"parameters", so.parameters}, {"stats", stats_json(all)},
+                       {"top", tops}, {"groups", by_group}});
+  }
+  data["outputs"] = outputs;
+  // The model view's example: the first example of the file with stored attention.
+  const auto& has = file.has_attention();
+  const auto first = std::find(has.begin(), has.end(), 1);
+  if (first != has.end()) {
+    const std::size_t pos = static_cast<std::size_t>(first - has.begin());
+    if (!shown.count(pos)) shown[pos] = example_json(file, file.example(pos));
+    data["model_view_example"] = pos;
+  } else {
+    data["model_view_example"] = nullptr;
+  }
+  json ex = json::object();
+  for (auto& [pos, e] : shown) ex[std::to_string(pos)] = std::move(e);
+  data["examples"] = ex;
+  return data;
+}
+
+}  // namespace attnscan::report

@@ -1,0 +1,156 @@
+#include "report/svg_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "report/palette.hpp"
+
+namespace attnscan::report {
+
+namespace {
+
+std::string escape_xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, const char* format = "%.9g") {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+double mean_baseline(const HeadStats& s) {
+  double sum = 0;
+  int n = 0;
+  for (float b : s.baseline_mean)
+    if (std::isfinite(b)) sum += b, ++n;
+  return n ? sum / n : NAN;
+}
+
+std::string open_svg(double width, double height, const char* font = "sans-serif") {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
+         "\" height=\"" + num(height) + "\" font-family=\"" + font + "\" font-size=\"11\">\n";
+}
+
+std::string text(double x, double y, const std::string& s, const std::string& extra = "") {
+  return "<text x=\"" + num(x, "%.1f") + "\" y=\"" + num(y, "%.1f") + "\"" + (extra.empty() ? "" : " " + extra) + ">" +
+         escape_xml(s) + "</text>\n";
+}
+
+}  // namespace
+
+std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
+  const double cw = 26, ch = 20, left = 58, top = 40;
+  const double width = left + H * cw + 150, height = top + L * ch + 30;
+  const ColourDomain d = colour_domain(s.mean, mean_baseline(s));
+  std::string out = open_svg(width, height);
+  out += text(4, 13, title, "font-weight=\"bold\"");
+  out += text(left + H * cw / 2, 28, "head (0-indexed)", "text-anchor=\"middle\"");
+  const double mid = top + L * ch / 2;
+  out += text(12, mid, "layer (0-indexed)", "text-anchor=\"middle\" transform=\"rotate(-90 12 " + num(mid, "%.1f") + ")\"");
+  for (int64_t h = 0; h < H; ++h) out += text(left + h * cw + cw / 2, top - 3, std::to_string(h), "text-anchor=\"middle\"");
+  for (int64_t l = 0; l < L; ++l) out += text(left - 5, top + l * ch + ch / 2 + 4, std::to_string(l), "text-anchor=\"end\"");
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h) {
+      const float v = s.mean[static_cast<std::size_t>(l * H + h)];
+      const std::string fill = std::isfinite(v) ? diverging_colour(diverging_position(v, d.lo, d.baseline, d.hi)) : "#dddddd";
+      out += "<rect class=\"cell\" x=\"" + num(left + h * cw) + "\" y=\"" + num(top + l * ch) + "\" width=\"" + num(cw - 1) +
+             "\" height=\"" + num(ch - 1) + "\" fill=\"" + fill + "\" data-layer=\"" + std::to_string(l) + "\" data-head=\"" +
+             std::to_string(h) + "\" data-value=\"" + (std::isfinite(v) ? num(v) : "nan") + "\"><title>layer " +
+             std::to_string(l) + ", head " + std::to_string(h) + ": mean " + num(v, "%.4f") + "</title></rect>\n";
+    }
+  const double bx = left + H * cw + 16, by = top, bh = L * ch;
+  constexpr int kSteps = 40;
+  for (int i = 0; i < kSteps; ++i) {
+    const double v = d.hi - (i + 0.5) / kSteps * (d.hi - d.lo);
+    out += "<rect x=\"" + num(bx) + "\" y=\"" + num(by + i * bh / kSteps, "%.2f") + "\" width=\"14\" height=\"" +
+           num(bh / kSteps + 0.5, "%.2f") + "\" fill=\"" + diverging_colour(diverging_position(v, d.lo, d.baseline, d.hi)) +
+           "\"/>\n";
+  }
+  auto y_of = [&](double v) { return by + (d.hi == d.lo ? bh / 2 : (d.hi - v) / (d.hi - d.lo) * bh); };
+  out += text(bx + 18, by + 8, num(d.hi, "%.3f"));
+  out += text(bx + 18, by + bh, num(d.lo, "%.3f"));
+  out += "<line class=\"baseline-mark\" x1=\"" + num(bx - 3) + "\" x2=\"" + num(bx + 17) + "\" y1=\"" + num(y_of(d.baseline), "%.2f") +
+         "\" y2=\"" + num(y_of(d.baseline), "%.2f") + "\" stroke=\"#000\" stroke-width=\"2\"/>\n";
+  const double label_y = std::min(by + bh - 14, std::max(by + 20, y_of(d.baseline) + 4));  // clear of the hi / lo labels
+  out += text(bx + 18, label_y, "baseline " + num(d.baseline, "%.3f"), "font-weight=\"bold\"");
+  return out + "</svg>\n";
+}
+
+std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
+  const double left = 56, top = 28, pw = std::max<double>(220, L * 48), ph = 190;
+  const ColourDomain d = colour_domain(s.mean, mean_baseline(s));
+  auto x = [&](double l) { return left + (l + 0.5) / L * pw; };
+  auto y = [&](double v) { return top + (d.hi == d.lo ? ph / 2 : (d.hi - v) / (d.hi - d.lo) * ph); };
+  std::string out = open_svg(left + pw + 20, top + ph + 40);
+  out += text(4, 13, title, "font-weight=\"bold\"");
+  out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left) + "\" y1=\"" + num(top) + "\" y2=\"" + num(top + ph) + "\" stroke=\"#444\"/>\n";
+  out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(top + ph) + "\" y2=\"" + num(top + ph) + "\" stroke=\"#444\"/>\n";
+  for (double v : {d.lo, d.hi}) out += text(left - 4, y(v) + 4, num(v, "%.3f"), "text-anchor=\"end\"");
+  out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(y(d.baseline), "%.2f") + "\" y2=\"" +
+         num(y(d.baseline), "%.2f") + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+  out += text(left + pw, y(d.baseline) - 3, "uniform baseline", "text-anchor=\"end\" fill=\"#666\"");
+  std::string means;
+  for (int64_t l = 0; l < L; ++l) {
+    out += text(x(l), top + ph + 14, std::to_string(l), "text-anchor=\"middle\"");
+    double sum = 0;
+    int n = 0;
+    for (int64_t h = 0; h < H; ++h) {
+      const float v = s.mean[static_cast<std::size_t>(l * H + h)];
+      if (!std::isfinite(v)) continue;
+      sum += v, ++n;
+      out += "<circle class=\"point\" cx=\"" + num(x(l) + (h - (H - 1) / 2.0) / H * 24, "%.2f") + "\" cy=\"" + num(y(v), "%.2f") +
+             "\" r=\"3\" fill=\"" + kHeadColours[static_cast<std::size_t>(h) % kHeadColours.size()] +
+             "\" fill-opacity=\"0.8\" data-layer=\"" + std::to_string(l) + "\" data-head=\"" + std::to_string(h) +
+             "\" data-value=\"" + num(v) + "\"/>\n";
+    }
+    if (n) means += num(x(l), "%.2f") + "," + num(y(sum / n), "%.2f") + " ";
+  }
+  out += "<polyline class=\"layer-mean\" points=\"" + means + "\" fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n";
+  out += text(left + pw / 2, top + ph + 30, "layer (0-indexed); points: heads, line: layer mean", "text-anchor=\"middle\"");
+  return out + "</svg>\n";
+}
+
+std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t layer, int64_t head, double min_weight) {
+  const std::size_t n = e.tokens.size();
+  const int li = file.stored_layer(layer), hi = file.stored_head(head);
+  const std::size_t heads = file.params().heads.size();
+  std::size_t longest = 0;
+  for (const auto& t : e.tokens) longest = std::max(longest, t.size());
+  const double row = 16, col = std::max<double>(90, 8.0 * static_cast<double>(longest) + 12), gap = 170;
+  const double xl = 6 + col, xr = xl + gap;
+  std::string out = open_svg(col * 2 + gap + 20, static_cast<double>(n) * row + 30, "monospace");
+  out += text(4, 12, "example " + e.id + ": layer " + std::to_string(layer) + ", head " + std::to_string(head) + " (0-indexed)",
+              "font-family=\"sans-serif\" fill=\"#444\"");
+  const std::string colour = kHeadColours[static_cast<std::size_t>(head) % kHeadColours.size()];
+  const std::size_t base = (static_cast<std::size_t>(li) * heads + static_cast<std::size_t>(hi)) * n * n;
+  for (std::size_t q = 0; q < n; ++q)
+    for (std::size_t k = 0; k < n; ++k) {
+      const float w = e.attention[base + q * n + k];
+      if (w < min_weight || w <= 0) continue;
+      out += "<line class=\"att\" x1=\"" + num(xl) + "\" y1=\"" + num(24 + q * row) + "\" x2=\"" + num(xr) + "\" y2=\"" +
+             num(24 + k * row) + "\" stroke=\"" + colour + "\" stroke-opacity=\"" + num(std::min(1.0f, w), "%.3f") +
+             "\" stroke-width=\"2\" data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\" data-w=\"" +
+             num(w, "%.4f") + "\"/>\n";
+    }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string style = e.special[i] ? "font-weight=\"bold\" fill=\"#8a1c7c\"" : e.segment[i] ? "fill=\"#114a7a\"" : "fill=\"#222\"";
+    out += text(xl - 4, 28 + static_cast<double>(i) * row, e.tokens[i], "text-anchor=\"end\" " + style);
+    out += text(xr + 4, 28 + static_cast<double>(i) * row, e.tokens[i], style);
+  }
+  return out + "</svg>\n";
+}
+
+}  // namespace attnscan::report

@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+"""`attnscan report` opened in real headless Chromium (Selenium + chromedriver), and `attnscan plot`.
+
+  report_browser_test.py ATTNSCAN_BINARY SCREENSHOT_DIR TEST_NAME   ("all" runs each)
+
+Exit 0 on success, 1 on failure, 77 when something needed is absent (the message says what).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = SHOTS = WORK = None
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+# Nothing may leave loopback: a proxy that does not exist, and no background traffic.
+CHROME_ARGS = ["--headless=new", "--no-sandbox", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+               "--disable-background-networking", "--window-size=1400,1000", "--disable-dev-shm-usage"]
+
+
+class Skip(Exception):
+    pass
+
+
+def model_dir():
+    d = os.environ.get("ATTNSCAN_MODEL") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan", "models", "all-MiniLM-L6-v2")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        raise Skip(f"default model not found at {d} (run the README set-up command)")
+    return d
+
+
+def run(*args, check=True):
+    p = subprocess.run([BIN, *args], cwd=ROOT, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"attnscan {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def out(name):
+    return os.path.join(WORK, name)
+
+
+def sample_run(name="sample.h5", *sets):
+    path = out(name)
+    args = ["run", "-c", "configs/default.yaml", "-o", path, "--no-progress"]
+    for s in sets:
+        args += ["--set", s]
+    run(*args)
+    return path
+
+
+def browser(download_dir=None):
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        raise Skip("python3-selenium is not installed (the README's test command installs it)")
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        raise Skip(f"{CHROMIUM} or {CHROMEDRIVER} missing (Debian chromium, chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in CHROME_ARGS:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    if download_dir:
+        opts.add_experimental_option("prefs", {"download.default_directory": download_dir,
+                                               "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    if download_dir:
+        driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": download_dir})
+    return driver
+
+
+def open_report(driver, html):
+    url = "file://" + os.path.abspath(html)
+    driver.get(url)
+    for _ in range(100):
+        if driver.execute_script("return document.body.dataset.ready") == "1":
+            return url
+        time.sleep(0.05)
+    raise AssertionError("the report's script did not finish (document.body.dataset.ready)")
+
+
+def assert_offline_and_clean(driver, url):
+    """No console errors, and no request other than the page itself (data:/blob: are not network)."""
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, severe
+    requests = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg["method"] == "Network.requestWillBeSent":
+            u = msg["params"]["request"]["url"]
+            if u != url and not u.startswith(("data:", "blob:")):
+                requests.append(u)
+    assert not requests, requests
+
+
+def tooltip_numbers(driver, cell):
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(driver).move_to_element(cell).perform()
+    text = driver.find_element("id", "tooltip").text
+    m = re.search(r"layer (\d+), head (\d+) \(0-indexed\)\nmean (\S+)\n95% CI \[(\S+), (\S+)\]\nn (\S+)\n"
+                  r"baseline (\S+)\nlift (\S+)", text)
+    assert m, text
+    return m.groups()
+
+
+def close(a, b, decimals):
+    if a == "n/a":
+        return not np.isfinite(b)
+    return abs(float(a) - float(b)) <= 0.5 * 10 ** -decimals + 1e-7
+
+
+def check_heatmap_tooltips(driver, h5, all_cells_of_first=True):
+    f = h5py.File(h5, "r")
+    L, H = f["attention"].attrs["model_layers"], f["attention"].attrs["model_heads"]
+    figures = driver.find_elements("css selector", "#overview .figure.heatmap")
+    outputs = list(f["scores"].attrs["outputs"])
+    assert len(figures) == len(outputs), (len(figures), outputs)
+    hovered = 0
+    for n, (fig, key) in enumerate(zip(figures, outputs)):
+        cells = fig.find_elements("css selector", "rect.cell")
+        assert len(cells) == L * H, (key, len(cells))
+        g = f[f"scores/{key}"]
+        mean, lo, hi, count, base = (g[x][...] for x in ("mean", "ci_low", "ci_high", "count", "baseline_mean"))
+        picks = range(L * H) if (n == 0 and all_cells_of_first) else range(n % 13, L * H, 13)  # ~0.3 s a hover
+        for k in picks:
+            l, h, m, a, b, c, bl, lift = tooltip_numbers(driver, cells[k])
+            l, h = int(l), int(h)
+            assert (l, h) == divmod(k, H), (key, k, l, h)
+            assert close(m, mean[l, h], 4) and close(a, lo[l, h], 4) and close(b, hi[l, h], 4), (key, l, h, m, a, b)
+            assert int(float(c)) == int(count[l, h]) and close(bl, base[l, h], 4), (key, l, h, c, bl)
+            assert close(lift, mean[l, h] / base[l, h], 2), (key, l, h, lift)
+            hovered += 1
+    print(f"{len(figures)} heatmaps of {L}x{H} cells; {hovered} tooltips equal the file's aggregates")
+
+
+def lines(fig):
+    """(query, key, layer, head) of every line the head view draws (read in one call: lines are many)."""
+    got = fig.parent.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('line.att')).map((e) => "
+        "[+e.dataset.q, +e.dataset.k, +e.dataset.layer, +e.dataset.head]);", fig)
+    return [tuple(x) for x in got]
+
+
+def wait_for_file(folder, suffix, timeout=10):
+    for _ in range(int(timeout / 0.1)):
+        done = [n for n in os.listdir(folder) if n.endswith(suffix)]
+        if done:
+            path = os.path.join(folder, done[0])
+            time.sleep(0.2)
+            return path
+        time.sleep(0.1)
+    raise AssertionError(f"no {suffix} download in {folder}: {os.listdir(folder)}")
+
+
+def png_size(path):
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", head[:8]
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def screenshot_sections(driver, prefix):
+    os.makedirs(SHOTS, exist_ok=True)
+    for s in driver.find_elements("css selector", "section"):
+        driver.execute_script("arguments[0].scrollIntoView()", s)
+        s.screenshot(os.path.join(SHOTS, f"{prefix}-{s.get_attribute('id')}.png"))
+
+
+# --- tests -------------------------------------------------------------------------------------------
+
+def test_report_in_browser():
+    """Offline, tooltips = aggregates, head view interactions, exports, screenshots."""
+    model_dir()
+    h5 = sample_run()
+    html = out("report.html")
+    run("report", h5, "-o", html)
+    downloads = out("downloads")
+    os.makedirs(downloads)
+    driver = browser(downloads)
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        check_heatmap_tooltips(driver, h5)
+        # The model view's head view shows the seed pair; use it for the interactions.
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        with h5py.File(h5, "r") as f:
+            n = int(f["examples/n_tokens"][0])
+            t = int(f["examples/token_offset"][0])
+            segment = f["tokens/segment"][t:t + n]
+        left = fig.find_elements("css selector", "text.token.left")
+        assert len(left) == n
+        left[3].click()  # click keeps the selection even after the pointer leaves
+        driver.find_element("css selector", "h1").click()
+        drawn = lines(fig)
+        assert drawn and all(q == 3 for q, _, _, _ in drawn), drawn[:5]
+        left[3].click()
+        driver.find_element("css selector", "h1").click()
+        assert {q for q, _, _, _ in lines(fig)} != {3}
+        fig.find_element("css selector", "input.filter[value='A->B']").click()
+        drawn = lines(fig)
+        assert drawn and all(segment[q] == 0 and segment[k] == 1 for q, k, _, _ in drawn), drawn[:5]
+        fig.find_element("css selector", "input.filter[value='All']").click()
+        from selenium.webdriver.support.ui import Select
+        Select(fig.find_element("css selector", "select.layer-select")).select_by_value("3")
+        for s in fig.find_elements("css selector", ".strip span"):  # exactly heads 1 and 4
+            on = "on" in s.get_attribute("class")
+            if on != (int(s.get_attribute("data-head")) in (1, 4)):
+                s.click()
+        drawn = lines(fig)
+        assert {(layer, head) for _, _, layer, head in drawn} == {(3, 1), (3, 4)}, set((a, b) for _, _, a, b in drawn)
+        # Exports: a heatmap and the head view just drawn.
+        heat = driver.find_element("css selector", "#overview .figure.heatmap")
+        heat.find_element("css selector", "button.export-svg").click()
+        svg = wait_for_file(downloads, ".svg")
+        assert os.path.basename(svg) == "next_token-next_token-heatmap.svg", svg
+        root = ET.parse(svg).getroot()
+        assert root.tag.endswith("svg") and len([e for e in root.iter() if e.get("class") == "cell"]) == 72
+        heat.find_element("css selector", "button.export-png").click()
+        png = wait_for_file(downloads, ".png")
+        w, h = png_size(png)
+        assert w > 100 and h > 100 and os.path.getsize(png) > 1000, (w, h)
+        for name in os.listdir(downloads):
+            os.remove(os.path.join(downloads, name))
+        fig.find_element("css selector", "button.export-svg").click()
+        svg = wait_for_file(downloads, ".svg")
+        assert os.path.basename(svg).endswith("-L3-H1_4.svg") or os.path.basename(svg).endswith("-L3-H4_1.svg"), svg
+        heads = {e.get("data-head") for e in ET.parse(svg).getroot().iter() if e.get("class") == "att"}
+        assert heads == {"1", "4"}, heads
+        fig.find_element("css selector", "button.export-png").click()
+        assert png_size(wait_for_file(downloads, ".png"))[0] > 100
+        assert_offline_and_clean(driver, url)
+        screenshot_sections(driver, "sample")
+        seed_pair_head_view(driver, h5)
+    finally:
+        driver.quit()
+
+
+def seed_pair_head_view(driver, h5):
+    """The README picture: the seed pair's head view on the top next-token head."""
+    top = json.loads(run("heads", h5, "--detector", "next_token", "--top", "1", "--format", "json").stdout)["heads"][0]
+    fig = driver.find_element("css selector", "#model-view .figure.headview")
+    from selenium.webdriver.support.ui import Select
+    Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(top["layer"]))
+    for s in fig.find_elements("css selector", ".strip span"):
+        if ("on" in s.get_attribute("class")) != (int(s.get_attribute("data-head")) == top["head"]):
+            s.click()
+    driver.execute_script("arguments[0].scrollIntoView()", fig)
+    fig.screenshot(os.path.join(SHOTS, "seed-pair-next-token-head-view.png"))
+
+
+def test_report_without_attention_and_with_subsets():
+    """Scores-only files and stored subsets: the views say what is missing, the heatmaps still work."""
+    model_dir()
+    scores_only = sample_run("scores_only.h5", "output.attention_every=0")
+    subset = sample_run("subset.h5", "output.layers=0,5", "output.heads=2-4", "output.attention_every=3")
+    driver = browser()
+    try:
+        for h5, expect in ((scores_only, "holds no attention"), (subset, "Only layers 0,5 and heads 2,3,4 were stored")):
+            html = h5[:-3] + ".html"
+            run("report", h5, "-o", html)
+            url = open_report(driver, html)
+            assert_offline_and_clean(driver, url)
+            notes = " ".join(e.text for e in driver.find_elements("css selector", ".note"))
+            assert expect in notes, notes
+            check_heatmap_tooltips(driver, h5, all_cells_of_first=False)
+            if h5 == subset:
+                assert "Attention is stored for 4 of 10 pairs" in notes, notes
+                fig = driver.find_element("css selector", "#model-view .figure.headview")
+                assert {e.get_attribute("value") for e in fig.find_elements("css selector", "option")} == {"0", "5"}
+            else:
+                assert not driver.find_elements("css selector", ".figure.headview svg")
+            screenshot_sections(driver, os.path.basename(h5)[:-3])
+    finally:
+        driver.quit()
+
+
+def labelled_sample(name, labels, extra_sets=()):
+    data = out(name + ".tsv")
+    with open(os.path.join(ROOT, "data", "sample_pairs.tsv")) as src, open(data, "w") as dst:
+        rows = src.read().splitlines()
+        dst.write(rows[0] + "\tlabel\n")
+        for row, label in zip(rows[1:], labels):
+            dst.write(f"{row}\t{label}\n")
+    path = out(name + ".h5")
+    run("run", "--set", "dataset.path=" + data, "--set", "dataset.label=label", *extra_sets,
+        "--set", "detectors=next_token,delimiter", "-o", path, "--no-progress")
+    return path
+
+
+def test_report_label_groups():
+    """Per-group heatmaps and the difference of two groups equal numpy's group means."""
+    model_dir()
+    labels = ["para", "para", "other", "para", "other", "para", "other", "para", "para", "other"]
+    h5 = labelled_sample("labelled", labels)
+    html = out("labelled.html")
+    run("report", h5, "-o", html)
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        section = driver.find_element("id", "labels")
+        assert "other (4 pairs)" in section.text and "para (6 pairs)" in section.text, section.text
+        with h5py.File(h5, "r") as f:
+            v = f["scores/next_token/next_token/values"][...]
+        lab = np.array(labels)
+        other, para = np.nanmean(v[lab == "other"], axis=0), np.nanmean(v[lab == "para"], axis=0)
+        figs = {e.get_attribute("data-name"): e for e in section.find_elements("css selector", ".figure.heatmap")}
+        for name, expect in (("next_token-next_token-label-other-heatmap", other),
+                             ("next_token-next_token-label-para-heatmap", para),
+                             ("next_token-next_token-difference-heatmap", para - other)):
+            cells = figs[name].find_elements("css selector", "rect.cell")
+            got = np.array([float(c.get_attribute("data-mean")) for c in cells]).reshape(expect.shape)
+            assert np.abs(got - expect).max() < 1e-6, (name, np.abs(got - expect).max())
+        screenshot_sections(driver, "labelled")
+    finally:
+        driver.quit()
+    scored = labelled_sample("scored", [0.1, 0.7, 1.3, 2.2, 2.9, 3.3, 3.8, 4.1, 4.6, 5.0], ["--set", "dataset.label_type=number"])
+    run("report", scored, "-o", out("scored.html"))
+    assert "rerun the report with --bins K" in open(out("scored.html")).read()
+    run("report", scored, "-o", out("binned.html"), "--bins", "2")
+    assert '"name":"[0.1, 2.55)"' in open(out("binned.html")).read()
+
+
+def test_long_example_stays_usable():
+    """A pair of 512 tokens: the head view thresholds its lines, the model view draws canvases."""
+    model_dir()
+    words = ("the quick brown fox jumps over the lazy dog while strawberries ripen in the summer sun " * 40).split()
+    data = out("long.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\n" + " ".join(words[:300]) + "\t" + " ".join(words[300:600]) + "\n")
+    h5 = out("long.h5")
+    run("run", "--set", "dataset.path=" + data, "--set", "detectors=next_token", "-o", h5, "--no-progress")
+    with h5py.File(h5, "r") as f:
+        n = int(f["examples/n_tokens"][0])
+    assert n == 512, n
+    html = out("long.html")
+    run("report", h5, "-o", html)
+    driver = browser()
+    try:
+        t0 = time.time()
+        url = open_report(driver, html)
+        print(f"512-token report drawn in {time.time() - t0:.2f} s")
+        assert_offline_and_clean(driver, url)
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        threshold = float(fig.find_element("css selector", "input.threshold").get_attribute("value"))
+        drawn = len(lines(fig))
+        print(f"head view of 512 tokens: {drawn} lines at the default minimum weight {threshold:.4f}")
+        assert 0 < drawn <= 512 * 20 and threshold >= 1 / 255, (drawn, threshold)
+        canvases = driver.find_elements("css selector", "#model-view .modelview canvas")
+        assert len(canvases) == 72 and canvases[0].get_attribute("width") == "512"
+        screenshot_sections(driver, "long")
+    finally:
+        driver.quit()
+
+
+def test_bad_input_is_refused():
+    model_dir()
+    h5 = sample_run()
+    cases = []
+    text = out("notes.txt")
+    with open(text, "w") as f:
+        f.write("not hdf5\n")
+    cases.append((["report", text], "cannot open as HDF5"))
+    plain = out("plain.h5")
+    with h5py.File(plain, "w") as f:
+        f["x"] = [1, 2, 3]
+    cases.append((["report", plain], "not an attnscan output"))
+    newer = out("newer.h5")
+    shutil.copy(h5, newer)
+    with h5py.File(newer, "r+") as f:
+        f.attrs["format_version"] = 99
+    cases.append((["report", newer], "format_version 99 is newer than this attnscan reads (1)"))
+    plain_run = sample_run("no_scores.h5", "detectors=")
+    cases.append((["report", plain_run], "no /scores (the run had no detectors); rerun with detectors"))
+    cases.append((["plot", h5, "--example", "nope", "--layer", "0", "--head", "0"], "no example with id 'nope'"))
+    cases.append((["plot", h5, "--detector", "nope"], "no detector output 'nope'; the file has: next_token/next_token"))
+    cases.append((["plot", h5, "--example", "2", "--layer", "9", "--head", "0"], "the model has 6 layers and 12 heads"))
+    for args, message in cases:
+        target = out("bad.html") if args[0] == "report" else out("badplots")
+        p = run(*args, "-o", target, check=False)
+        assert p.returncode != 0 and message in p.stderr, (args, p.stderr)
+        assert not os.path.exists(target) and not os.path.exists(target + ".tmp"), args
+
+
+def test_plot_svgs_round_trip():
+    model_dir()
+    h5 = sample_run()
+    folder = out("plots")
+    written = run("plot", h5, "-o", folder).stdout.split()
+    with h5py.File(h5, "r") as f:
+        outputs = list(f["scores"].attrs["outputs"])
+        L, H = f["attention"].attrs["model_layers"], f["attention"].attrs["model_heads"]
+        assert len(written) == 2 * len(outputs), written
+        for key in outputs:
+            base = os.path.join(folder, key.replace("/", "-"))
+            root = ET.parse(base + "-heatmap.svg").getroot()
+            cells = [e for e in root.iter() if e.get("class") == "cell"]
+            assert len(cells) == L * H, (key, len(cells))
+            mean = f[f"scores/{key}/mean"][...]
+            for c in cells:
+                l, h = int(c.get("data-layer")), int(c.get("data-head"))
+                assert np.float32(float(c.get("data-value"))) == mean[l, h], (key, l, h)
+            points = [e for e in ET.parse(base + "-per-layer.svg").getroot().iter() if e.get("class") == "point"]
+            assert len(points) == L * H, (key, len(points))
+        example_id = f["examples/id"].asstr()[0]
+        n, o = int(f["examples/n_tokens"][0]), int(f["examples/attention_offset"][0])
+        A = f["attention/values"][o:o + L * H * n * n].reshape(L, H, n, n)
+    svg = run("plot", h5, "-o", folder, "--example", example_id, "--layer", "2", "--head", "0").stdout.strip()
+    drawn = [e for e in ET.parse(svg).getroot().iter() if e.get("class") == "att"]
+    assert drawn, svg
+    for e in drawn:
+        q, k, w = int(e.get("data-q")), int(e.get("data-k")), float(e.get("data-w"))
+        assert abs(w - float(A[2, 0, q, k])) < 1e-4, (q, k, w, A[2, 0, q, k])
+    assert len(drawn) == int((A[2, 0] >= 0.01).sum()), (len(drawn), int((A[2, 0] >= 0.01).sum()))
+
+
+TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
+
+
+def main():
+    global BIN, SHOTS, WORK
+    BIN, SHOTS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    names = list(TESTS) if sys.argv[3] == "all" else [sys.argv[3]]
+    passed = failed = skipped = 0
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix=f"attnscan_{name}_") as WORK:
+            try:
+                TESTS[name]()
+                print(f"PASS {name}")
+                passed += 1
+            except Skip as e:
+                print(f"SKIP {name}: {e}")
+                skipped += 1
+            except Exception as e:  # noqa: BLE001 - report every failure with its message
+                import traceback
+                traceback.print_exc()
+                print(f"FAIL {name}: {e}")
+                failed += 1
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if failed:
+        return 1
+    return 77 if skipped and not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
