@@ -73,6 +73,8 @@ if [ "$mode" = run ]; then
   "$build/pipeline/attnscan" heads "$build/out/sample.h5" --top 3
   "$build/pipeline/attnscan" attend --a "I went to the store." --b "At the store, I bought fresh strawberries." \
     --layer 2 --head 0
+  "$build/pipeline/attnscan" report "$build/out/sample.h5" -o "$build/out/sample-report.html"
+  log "report: open file://$(cd "$build" && pwd)/out/sample-report.html in a browser"
   exit 0
 fi
 

@@ -11,13 +11,14 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from harness import Skip, model_dir, run_tests  # noqa: E402
 from h5_recipes import all_content, attention, same_content, tokens  # noqa: E402
 from patterns_reference import compare  # noqa: E402
 
@@ -27,16 +28,7 @@ BIN = None
 WORK = None
 
 
-class Skip(Exception):
-    pass
 
-
-def model_dir():
-    d = os.environ.get("ATTNSCAN_MODEL") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan", "models", "all-MiniLM-L6-v2")
-    if not os.path.exists(os.path.join(d, "model.safetensors")):
-        raise Skip(f"default model not found at {d} (run the README set-up command)")
-    return d
 
 
 def need_datasets():
@@ -544,32 +536,10 @@ def test_heads_numeric_label_needs_bins():
     assert abs(groups["[0, 2.5)"]["mean"] - best) < 1e-6, (groups, best)
 
 
-TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
-
-
 def main():
-    global BIN, WORK
+    global BIN
     BIN = os.path.abspath(sys.argv[1])
-    names = list(TESTS) if sys.argv[2] == "all" else [sys.argv[2]]
-    passed = failed = skipped = 0
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"attnscan_{name}_") as WORK:
-            try:
-                TESTS[name]()
-                print(f"PASS {name}")
-                passed += 1
-            except Skip as e:
-                print(f"SKIP {name}: {e}")
-                skipped += 1
-            except Exception as e:  # noqa: BLE001 - report every failure with its message
-                import traceback
-                traceback.print_exc()
-                print(f"FAIL {name}: {e}")
-                failed += 1
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    if failed:
-        return 1
-    return 77 if skipped and not passed else 0
+    return run_tests(globals(), sys.argv[2])
 
 
 if __name__ == "__main__":

@@ -11,12 +11,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from harness import Skip, model_dir, run_tests  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = SHOTS = WORK = None
@@ -26,16 +28,7 @@ CHROME_ARGS = ["--headless=new", "--no-sandbox", "--proxy-server=127.0.0.1:9", "
                "--disable-background-networking", "--window-size=1400,1000", "--disable-dev-shm-usage"]
 
 
-class Skip(Exception):
-    pass
 
-
-def model_dir():
-    d = os.environ.get("ATTNSCAN_MODEL") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan", "models", "all-MiniLM-L6-v2")
-    if not os.path.exists(os.path.join(d, "model.safetensors")):
-        raise Skip(f"default model not found at {d} (run the README set-up command)")
-    return d
 
 
 def run(*args, check=True):
@@ -144,6 +137,22 @@ def check_heatmap_tooltips(driver, h5, all_cells_of_first=True):
     print(f"{len(figures)} heatmaps of {L}x{H} cells; {hovered} tooltips equal the file's aggregates")
 
 
+def check_top_heads_tables(driver, h5):
+    """Each pattern section's table holds the numbers `attnscan heads` prints."""
+    heads = json.loads(run("heads", h5, "--top", "3", "--format", "json").stdout)["heads"]
+    sections = driver.find_elements("css selector", "section.pattern")
+    assert len(sections) == len({(h["detector"], h["output"]) for h in heads})
+    for s in sections:
+        key = s.find_element("css selector", "h2").text.replace("Pattern: ", "")
+        rows = [r.find_elements("css selector", "td") for r in s.find_elements("css selector", "table.top-heads tr")[1:]]
+        want = [h for h in heads if f"{h['detector']}/{h['output']}" == key]
+        assert len(rows) == len(want) == 3, (key, len(rows))
+        for cells, h in zip(rows, want):
+            text = [c.text for c in cells]
+            assert text[1] == f"{h['layer']}-{h['head']}" and close(text[2], h["mean"], 4), (key, text, h)
+            assert int(text[4]) == int(h["count"]) and close(text[6], h["lift"], 2), (key, text, h)
+
+
 def lines(fig):
     """(query, key, layer, head) of every line the head view draws (read in one call: lines are many)."""
     got = fig.parent.execute_script(
@@ -192,6 +201,7 @@ def test_report_in_browser():
         url = open_report(driver, html)
         assert_offline_and_clean(driver, url)
         check_heatmap_tooltips(driver, h5)
+        check_top_heads_tables(driver, h5)
         # The model view's head view shows the seed pair; use it for the interactions.
         fig = driver.find_element("css selector", "#model-view .figure.headview")
         with h5py.File(h5, "r") as f:
@@ -383,6 +393,7 @@ def test_bad_input_is_refused():
     cases.append((["report", newer], "format_version 99 is newer than this attnscan reads (1)"))
     plain_run = sample_run("no_scores.h5", "detectors=")
     cases.append((["report", plain_run], "no /scores (the run had no detectors); rerun with detectors"))
+    cases.append((["report", h5, "--by", "label"], "--by label, but the file has no labels"))
     cases.append((["plot", h5, "--example", "nope", "--layer", "0", "--head", "0"], "no example with id 'nope'"))
     cases.append((["plot", h5, "--detector", "nope"], "no detector output 'nope'; the file has: next_token/next_token"))
     cases.append((["plot", h5, "--example", "2", "--layer", "9", "--head", "0"], "the model has 6 layers and 12 heads"))
@@ -425,32 +436,10 @@ def test_plot_svgs_round_trip():
     assert len(drawn) == int((A[2, 0] >= 0.01).sum()), (len(drawn), int((A[2, 0] >= 0.01).sum()))
 
 
-TESTS = {name[5:]: fn for name, fn in globals().items() if name.startswith("test_")}
-
-
 def main():
-    global BIN, SHOTS, WORK
+    global BIN, SHOTS
     BIN, SHOTS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    names = list(TESTS) if sys.argv[3] == "all" else [sys.argv[3]]
-    passed = failed = skipped = 0
-    for name in names:
-        with tempfile.TemporaryDirectory(prefix=f"attnscan_{name}_") as WORK:
-            try:
-                TESTS[name]()
-                print(f"PASS {name}")
-                passed += 1
-            except Skip as e:
-                print(f"SKIP {name}: {e}")
-                skipped += 1
-            except Exception as e:  # noqa: BLE001 - report every failure with its message
-                import traceback
-                traceback.print_exc()
-                print(f"FAIL {name}: {e}")
-                failed += 1
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    if failed:
-        return 1
-    return 77 if skipped and not passed else 0
+    return run_tests(globals(), sys.argv[3])
 
 
 if __name__ == "__main__":

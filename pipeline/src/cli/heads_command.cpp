@@ -8,6 +8,7 @@
 
 #include "attnscan/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "store/layout_file.hpp"
@@ -37,15 +38,9 @@ int heads_command(const std::vector<std::string>& args) {
                                                   "table, csv or json")(
       "detector", po::value(&only), "only this detector")(
       "bins", po::value(&bins)->default_value(0), "with --by label on a numeric label: K equal-width bins");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  std::vector<std::string> files;
+  const auto vm = parse_with_files(args, opts, files, 1);
+  if (!files.empty()) file = files[0];
   if (vm.count("help")) {
     std::cout << opts << "\nLayers and heads are 0-indexed. CI: " << kCiMethod
               << ". lift = mean / mean uniform-attention baseline over the same examples.\n";

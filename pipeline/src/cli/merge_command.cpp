@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 #include "attnscan/error.hpp"
 #include "store/merge.hpp"
 
@@ -14,15 +15,7 @@ int merge_command(const std::vector<std::string>& args) {
   std::vector<std::string> files;
   po::options_description opts("attnscan merge OUT.h5 SHARD.h5...: merge the shards i/N of one run");
   opts.add_options()("help,h", "show this help")("overwrite", "replace OUT.h5 if it exists");
-  po::options_description hidden;
-  hidden.add_options()("files", po::value(&files)->composing());
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const auto vm = parse_with_files(args, opts, files, -1);
   if (vm.count("help")) {
     std::cout << opts << "\nEvery shard 0/N .. N-1/N of the same run (same config, model and dataset) must be given once.\n";
     return 0;

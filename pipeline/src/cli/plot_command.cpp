@@ -4,6 +4,7 @@
 
 #include "attnscan/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 #include "report/html_page.hpp"
 #include "report/svg_figures.hpp"
 
@@ -31,15 +32,9 @@ int plot_command(const std::vector<std::string>& args) {
       "example", po::value(&example), "with --layer and --head: the head view of this example id")(
       "layer", po::value(&layer), "layer of the head view (0-indexed)")("head", po::value(&head), "head of the head view (0-indexed)")(
       "min-weight", po::value(&min_weight)->default_value(0.01), "head view: omit lines below this weight");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  std::vector<std::string> files;
+  const auto vm = parse_with_files(args, opts, files, 1);
+  if (!files.empty()) file = files[0];
   if (vm.count("help")) {
     std::cout << opts << "\nColours and scales are those of `attnscan report`. Layers and heads are 0-indexed.\n";
     return 0;

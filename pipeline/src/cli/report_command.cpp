@@ -7,6 +7,7 @@
 
 #include "attnscan/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 #include "report/html_page.hpp"
 #include "report/report_data.hpp"
 
@@ -25,15 +26,9 @@ int report_command(const std::vector<std::string>& args) {
       "bins", po::value(&o.bins)->default_value(0), "K equal-width bins for a continuous label")(
       "groups", po::value(&groups), "A,B: the label groups of the difference heatmaps (default: the two largest)")(
       "title", po::value(&title), "page title (default: the file name)");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&file));
-  po::options_description all;
-  all.add(opts).add(hidden);
-  po::positional_options_description pos;
-  pos.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  std::vector<std::string> files;
+  const auto vm = parse_with_files(args, opts, files, 1);
+  if (!files.empty()) file = files[0];
   if (vm.count("help")) {
     std::cout << opts << "\nThe page needs no network: every script, style and datum is inside it. See docs/report.md.\n";
     return 0;

@@ -3,26 +3,13 @@
 #include <fstream>
 
 #include "attnscan/error.hpp"
+#include "report/markup.hpp"
 #include "report/assets.hpp"
 #include "store/durable.hpp"
 
 namespace attnscan::report {
 
 namespace {
-
-std::string escape_html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // JSON inside <script>: '<' only occurs within strings, where \u003c is the same character, so
 // no "</script>" in the data can end the block early.
@@ -42,7 +29,7 @@ std::string script_safe_json(const nlohmann::json& data) {
 std::string render_page(const nlohmann::json& data, const std::string& title) {
   const std::string page = kPageTemplate;
   const std::pair<std::string, std::string> fills[] = {
-      {"@TITLE@", escape_html(title)}, {"@CSS@", kReportStyle}, {"@DATA@", script_safe_json(data)}, {"@JS@", kReportScript}};
+      {"@TITLE@", escape_markup(title)}, {"@CSS@", kReportStyle}, {"@DATA@", script_safe_json(data)}, {"@JS@", kReportScript}};
   std::string out;
   std::size_t pos = 0;
   while (true) {  // one pass over the template: markers inside the filled-in text stay as they are

@@ -5,25 +5,12 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/markup.hpp"
 #include "report/palette.hpp"
 
 namespace attnscan::report {
 
 namespace {
-
-std::string escape_xml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string num(double v, const char* format = "%.9g") {
   char buf[32];
@@ -46,7 +33,7 @@ std::string open_svg(double width, double height, const char* font = "sans-serif
 
 std::string text(double x, double y, const std::string& s, const std::string& extra = "") {
   return "<text x=\"" + num(x, "%.1f") + "\" y=\"" + num(y, "%.1f") + "\"" + (extra.empty() ? "" : " " + extra) + ">" +
-         escape_xml(s) + "</text>\n";
+         escape_markup(s) + "</text>\n";
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+"""The runner of the Python test scripts (tests/e2e, tests/report): each test_* function runs in its
+own temporary folder; a test that needs something absent raises Skip with a message.
+
+Exit 0 on success, 1 on any failure, 77 (CTest's skip code here) when every test run was skipped.
+"""
+import os
+import tempfile
+import traceback
+
+
+class Skip(Exception):
+    pass
+
+
+def model_dir():
+    """The default model's folder, or Skip saying where it was looked for."""
+    d = os.environ.get("ATTNSCAN_MODEL") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan", "models", "all-MiniLM-L6-v2")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        raise Skip(f"default model not found at {d} (run the README set-up command)")
+    return d
+
+
+def run_tests(module_globals, which):
+    """Runs test_<which> (or every test_* for "all") of a script; sets its WORK to the test's folder."""
+    tests = {name[5:]: fn for name, fn in module_globals.items() if name.startswith("test_")}
+    names = list(tests) if which == "all" else [which]
+    passed = failed = skipped = 0
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix=f"attnscan_{name}_") as work:
+            module_globals["WORK"] = work
+            try:
+                tests[name]()
+                print(f"PASS {name}")
+                passed += 1
+            except Skip as e:
+                print(f"SKIP {name}: {e}")
+                skipped += 1
+            except Exception as e:  # noqa: BLE001 - report every failure with its message
+                traceback.print_exc()
+                print(f"FAIL {name}: {e}")
+                failed += 1
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if failed:
+        return 1
+    return 77 if skipped and not passed else 0
