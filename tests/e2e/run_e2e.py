@@ -536,6 +536,75 @@ def test_heads_numeric_label_needs_bins():
     assert abs(groups["[0, 2.5)"]["mean"] - best) < 1e-6, (groups, best)
 
 
+def test_second_writer_is_refused_and_sigkill_leaves_no_lock():
+    model_dir()
+    need_datasets()
+    target = out("locked.h5")
+    args = [*STSB_DEV, "--set", "pipeline.block_rows=64", "-o", target]
+    first = subprocess.Popen([BIN, "run", *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):  # until the first run holds the lock
+        if os.path.exists(target + ".lock") and open(target + ".lock").read():
+            break
+        time.sleep(0.05)
+    t0 = time.time()
+    second = run("run", *args, check=False)
+    assert second.returncode != 0 and time.time() - t0 < 5, second.stderr
+    assert f"{target} is in use by another attnscan process (pid {first.pid} on host " in second.stderr, second.stderr
+    assert "attnscan run" in second.stderr, second.stderr
+    merge = run("merge", target, out("x.h5"), check=False)
+    assert merge.returncode != 0 and f"(pid {first.pid} on host" in merge.stderr, merge.stderr
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    assert os.path.exists(target + ".lock")  # left behind by the kill, but not held
+    r = run("run", *args)
+    assert "resuming:" in r.stderr, r.stderr
+    check_recipes(target, 1500)
+    assert not os.path.exists(target + ".lock")
+
+
+def test_changed_plugin_is_refused_on_resume_and_merge():
+    """A detector library rebuilt between an interruption and the resume, or between shards."""
+    model_dir()
+    plugins = out("plugins")
+    os.makedirs(plugins)
+    so = os.path.join(plugins, "throwing.so")  # a test detector that fails on a pair starting with "boom"
+    faults = os.path.join(os.path.dirname(os.path.dirname(BIN)), "tests", "fault_plugins")
+    original = open(os.path.join(faults, "throwing.so"), "rb").read()
+
+    def install(rebuilt):
+        with open(so, "wb") as f:
+            f.write(original + (b"\0rebuilt" if rebuilt else b""))  # a rebuild: other bytes
+
+    data = out("pairs.tsv")
+    with open(os.path.join(ROOT, "data", "sample_pairs.tsv"), "rb") as src, open(data, "wb") as dst:
+        dst.write(src.read())
+    base = ["--set", "dataset.path=" + data, "--set", "plugin_paths=" + plugins, "--set", "detectors=throwing",
+            "--set", "pipeline.block_rows=2", "--set", "pipeline.inflight=1", "--no-progress"]
+    install(False)
+    run("run", *base, "--shard", "0/2", "-o", out("s0.h5"))
+    install(True)
+    run("run", *base, "--shard", "1/2", "-o", out("s1.h5"))
+    p = run("merge", out("m.h5"), out("s0.h5"), out("s1.h5"), check=False)
+    assert p.returncode != 0 and "the detector plugin throwing changed (version 0.1, library sha256" in p.stderr, p.stderr
+    assert not os.path.exists(out("m.h5"))
+    p = run("run", *base, "--shard", "0/2", "-o", out("s0.h5"), check=False)  # a finished output, other build
+    assert p.returncode != 0 and "the detector plugin throwing changed" in p.stderr, p.stderr
+    # An interrupted run resumed with another build of the plugin: refused, naming it.
+    target = out("resume.h5")
+    with open(data, "a") as f:
+        f.write("boom at the end\tx\n")
+    install(False)
+    p = run("run", *base, "-o", target, check=False)
+    assert p.returncode != 0 and "kept: " in p.stderr, p.stderr
+    install(True)
+    p = run("run", *base, "-o", target, check=False)
+    assert p.returncode != 0 and "refusing to resume" in p.stderr and "the detector plugin throwing changed" in p.stderr, \
+        p.stderr
+    install(False)
+    p = run("run", *base, "-o", target, check=False)  # the original build resumes (and fails on the same pair)
+    assert "resuming: 5 block(s) already committed" in p.stderr, p.stderr
+
+
 def main():
     global BIN
     BIN = os.path.abspath(sys.argv[1])

@@ -27,7 +27,10 @@ void write_identity(const fs::path& dir, const RunIdentity& id, int shard_index,
   {
     std::ofstream out(tmp, std::ios::binary);
     out << "model_sha256: " << id.model_sha256 << "\ndataset_sha256: " << id.dataset_sha256 << "\nshard: " << shard_index
-        << "/" << shard_count << "\n" << id.config_identity;
+        << "/" << shard_count << "\n";
+    std::istringstream builds(id.detector_builds);
+    for (std::string line; std::getline(builds, line);) out << "detector_build: " << line << "\n";
+    out << id.config_identity;
   }
   durable_rename(tmp, dir / "identity.txt");
 }
@@ -45,9 +48,12 @@ RunIdentity read_identity(const fs::path& dir, std::string& shard) {
   id.model_sha256 = value("model_sha256: ");
   id.dataset_sha256 = value("dataset_sha256: ");
   shard = value("shard: ");
-  std::stringstream rest;
-  rest << in.rdbuf();
-  id.config_identity = rest.str();
+  std::string rest;
+  for (std::string l; std::getline(in, l);) {
+    if (rest.empty() && l.rfind("detector_build: ", 0) == 0) id.detector_builds += l.substr(16) + "\n";
+    else rest += l + "\n";
+  }
+  id.config_identity = rest;
   return id;
 }
 

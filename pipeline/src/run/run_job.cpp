@@ -26,6 +26,7 @@
 #include "run/sha256.hpp"
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
+#include "store/output_lock.hpp"
 #include "store/score_stats.hpp"
 
 namespace attnscan {
@@ -91,6 +92,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const RunConfig& cfg = req.config;
   const auto t0 = std::chrono::steady_clock::now();
   const fs::path out = cfg.output_path;
+  const OutputLock lock(out, "attnscan run");
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   LoadedModel model = load_model(model_dir);
   auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config);
@@ -130,6 +132,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     for (const auto& d : cfg.detectors) {
       detectors.push_back(load_configured(host, d));
       const auto& info = detectors.back().info;
+      root.identity.detector_builds +=
+          info.name + " " + info.version + " " + sha256_file(detectors.back().file) + "\n";  // resume/merge refuse other builds
       std::string params;
       for (const auto& [k, v] : detectors.back().params) params += (params.empty() ? "" : ", ") + k + "=" + param_value_text(v);
       for (const auto& o : info.outputs) layout.scores.push_back({info.name, o, info.version, info.description, params});

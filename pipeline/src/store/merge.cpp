@@ -6,6 +6,7 @@
 #include "attnscan/error.hpp"
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
+#include "store/output_lock.hpp"
 #include "store/score_stats.hpp"
 
 namespace attnscan {
@@ -14,6 +15,7 @@ namespace fs = std::filesystem;
 
 void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool overwrite, std::ostream& log) {
   if (shards.empty()) throw Error("merge: no shard files given");
+  const OutputLock lock(out, "attnscan merge");
   if (fs::exists(out) && !overwrite) throw Error(out.string() + " exists; remove it or pass --overwrite");
   std::vector<RootInfo> roots;
   std::map<int64_t, fs::path> by_index;

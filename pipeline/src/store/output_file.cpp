@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "attnscan/error.hpp"
 #include "attnscan/version.hpp"
@@ -21,6 +22,18 @@ std::string RunIdentity::difference(const RunIdentity& o) const {
     add("the model weights changed (sha256 " + short_hash(model_sha256) + "... -> " + short_hash(o.model_sha256) + "...)");
   if (dataset_sha256 != o.dataset_sha256)
     add("the dataset changed (sha256 " + short_hash(dataset_sha256) + "... -> " + short_hash(o.dataset_sha256) + "...)");
+  if (detector_builds != o.detector_builds) {
+    auto builds = [](const std::string& text) {  // name -> "version V, library sha256 X..."
+      std::map<std::string, std::string> m;
+      std::istringstream in(text);
+      std::string name, version, hash;
+      while (in >> name >> version >> hash) m[name] = "version " + version + ", library sha256 " + hash.substr(0, 12) + "...";
+      return m;
+    };
+    auto a = builds(detector_builds), b = builds(o.detector_builds);
+    for (const auto& [name, build] : b)
+      if (a.count(name) && a[name] != build) add("the detector plugin " + name + " changed (" + a[name] + " -> " + build + ")");
+  }
   if (config_identity != o.config_identity) {
     std::string changed;
     auto lines = [](const std::string& t) {
@@ -54,6 +67,7 @@ void write_root(h5::File& f, const RootInfo& r) {
   f.set_attr("/", "model_sha256", r.identity.model_sha256);
   f.set_attr("/", "dataset", r.dataset);
   f.set_attr("/", "dataset_sha256", r.identity.dataset_sha256);
+  f.set_attr("/", "detector_builds", r.identity.detector_builds);
   f.set_attr("/", "rows_read", static_cast<int64_t>(r.rows_read));
   f.set_attr("/", "examples_written", static_cast<int64_t>(r.examples_written));
   f.set_attr("/", "rows_skipped", static_cast<int64_t>(r.rows_skipped));
@@ -73,6 +87,7 @@ RootInfo read_root(const h5::File& f) {
   r.identity.model_sha256 = f.attr_string("/", "model_sha256");
   r.dataset = f.attr_string("/", "dataset");
   r.identity.dataset_sha256 = f.attr_string("/", "dataset_sha256");
+  if (f.has_attr("/", "detector_builds")) r.identity.detector_builds = f.attr_string("/", "detector_builds");
   r.rows_read = static_cast<uint64_t>(f.attr_int("/", "rows_read"));
   r.examples_written = static_cast<uint64_t>(f.attr_int("/", "examples_written"));
   r.rows_skipped = static_cast<uint64_t>(f.attr_int("/", "rows_skipped"));

@@ -12,6 +12,7 @@ namespace attnscan {
 
 struct RunIdentity {
   std::string config_identity, model_sha256, dataset_sha256;
+  std::string detector_builds;  // one line per detector: "name version sha256-of-its-shared-library"
   // Empty when equal, else what differs, e.g. "the model (sha256 ab12... -> cd34...)".
   std::string difference(const RunIdentity& other) const;
 };
