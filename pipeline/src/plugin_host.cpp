@@ -3,6 +3,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -14,9 +15,53 @@ namespace fs = std::filesystem;
 namespace {
 
 using ApiVersionFn = int();
-using InfoFn = const sdk::DetectorInfo*();
-using CreateFn = sdk::Detector*(const sdk::Params*);
+using AbiFn = const char*();
+using InfoFn = const sdk::DetectorInfo*(char* error, std::size_t error_size);
+using CreateFn = sdk::Detector*(const sdk::Params*, char* error, std::size_t error_size);
 using DestroyFn = void(sdk::Detector*);
+constexpr std::size_t kErrorSize = 1024;
+
+// "a=1; b=2" -> the fields of two fingerprints that differ, as "b: plugin 3, attnscan 2".
+std::string abi_difference(const std::string& plugin, const std::string& host) {
+  auto fields = [](const std::string& f) {
+    std::map<std::string, std::string> m;
+    std::size_t pos = 0;
+    while (pos < f.size()) {
+      const auto end = std::min(f.find("; ", pos), f.size());
+      const std::string field = f.substr(pos, end - pos);
+      const auto eq = field.find('=');
+      m[field.substr(0, eq)] = eq == std::string::npos ? "" : field.substr(eq + 1);
+      pos = end + 2;
+    }
+    return m;
+  };
+  auto p = fields(plugin), h = fields(host);
+  std::string out;
+  for (const auto& [k, v] : h)
+    if (p[k] != v) out += (out.empty() ? "" : ", ") + k + ": plugin " + (p[k].empty() ? "(none)" : p[k]) + ", attnscan " + v;
+  for (const auto& [k, v] : p)
+    if (!h.count(k)) out += (out.empty() ? "" : ", ") + k + ": plugin " + v + ", attnscan (none)";
+  return out;
+}
+
+// The declared detector, checked: a name matching the file, outputs, defaults of the declared types.
+void check_info(const fs::path& file, const sdk::DetectorInfo& info) {
+  std::vector<std::string> problems;
+  if (info.name != file.stem().string())
+    problems.push_back("declares detector '" + info.name + "' but the file is named " + file.filename().string() +
+                       " (name it " + info.name + ".so)");
+  if (info.outputs.empty()) problems.push_back("declares no outputs");
+  for (const auto& spec : info.params)
+    if (spec.default_value.index() != static_cast<std::size_t>(spec.type))
+      problems.push_back("parameter '" + spec.name + "' is declared " + param_type_name(spec.type) + " but its default " +
+                         param_value_text(spec.default_value) + " is " +
+                         param_type_name(static_cast<sdk::ParamType>(spec.default_value.index())) +
+                         (spec.type == sdk::ParamType::Double ? " (write it as a double, e.g. 1.0)" : ""));
+  if (problems.empty()) return;
+  std::string msg = file.string() + ": invalid detector plugin:";
+  for (const auto& p : problems) msg += "\n  " + p;
+  throw PluginError(msg);
+}
 
 // A number that is the whole text, or nothing.
 template <typename T, typename Parse>
@@ -93,20 +138,30 @@ PluginFile probe_plugin(const fs::path& file) {
   } catch (const std::exception& e) {
     throw PluginError(file.string() + ": cannot load plugin: " + e.what());
   }
-  for (const char* sym : {"attnscan_detector_api_version", "attnscan_detector_info", "attnscan_detector_create",
-                          "attnscan_detector_destroy"})
-    if (!lib->has(sym)) throw PluginError(file.string() + ": not an attnscan detector plugin (no " + sym + ")");
+  if (!lib->has("attnscan_detector_api_version"))
+    throw PluginError(file.string() + ": not an attnscan detector plugin (no attnscan_detector_api_version)");
   const int version = lib->get<ApiVersionFn>("attnscan_detector_api_version")();
   if (version != sdk::kApiVersion)
     throw PluginError(file.string() + ": plugin built for detector API version " + std::to_string(version) +
                       ", this attnscan provides version " + std::to_string(sdk::kApiVersion) + "; rebuild it");
+  for (const char* sym : {"attnscan_detector_abi", "attnscan_detector_info", "attnscan_detector_create",
+                          "attnscan_detector_destroy"})
+    if (!lib->has(sym)) throw PluginError(file.string() + ": not an attnscan detector plugin (no " + sym + ")");
+  // Nothing of C++ type crosses before the fingerprints agree.
+  const char* abi = lib->get<AbiFn>("attnscan_detector_abi")();
+  const std::string host_abi = sdk::abi_fingerprint();
+  if (!abi || host_abi != abi)
+    throw PluginError(file.string() + ": built with another C++ ABI than this attnscan (" +
+                      (abi ? abi_difference(abi, host_abi) : std::string("no fingerprint")) +
+                      "); rebuild it with the same compiler settings as attnscan");
+  char error[kErrorSize] = "";
+  const sdk::DetectorInfo* info = lib->get<InfoFn>("attnscan_detector_info")(error, sizeof error);
+  if (!info)
+    throw PluginError(file.string() + ": plugin info failed: " + (error[0] ? error : "it returned no detector info"));
   PluginFile p;
   p.file = file;
-  try {
-    p.info = *lib->get<InfoFn>("attnscan_detector_info")();
-  } catch (const std::exception& e) {
-    throw PluginError(file.string() + ": plugin info failed: " + e.what());
-  }
+  p.info = *info;
+  check_info(file, p.info);
   p.library = lib;
   return p;
 }
@@ -132,14 +187,11 @@ LoadedDetector create_detector(const PluginFile& p, const std::map<std::string, 
     }
   auto lib = std::static_pointer_cast<boost::dll::shared_library>(p.library);
   auto destroy = lib->get<DestroyFn>("attnscan_detector_destroy");
-  sdk::Detector* raw_detector = nullptr;
-  try {
-    raw_detector = lib->get<CreateFn>("attnscan_detector_create")(&d.params);
-  } catch (const std::exception& e) {
-    throw PluginError("detector " + d.info.name + ": cannot be created: " + e.what());
-  } catch (...) {
-    throw PluginError("detector " + d.info.name + ": cannot be created (unknown exception)");
-  }
+  char error[kErrorSize] = "";
+  sdk::Detector* raw_detector = lib->get<CreateFn>("attnscan_detector_create")(&d.params, error, sizeof error);
+  if (!raw_detector)
+    throw PluginError("detector " + d.info.name + " (" + p.file.string() + "): cannot be created: " +
+                      (error[0] ? error : "the plugin returned no detector"));
   // The deleter holds the library, so it is unloaded only after the detector is destroyed.
   d.detector = std::shared_ptr<const sdk::Detector>(raw_detector, [lib, destroy](const sdk::Detector* ptr) {
     destroy(const_cast<sdk::Detector*>(ptr));

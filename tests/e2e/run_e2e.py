@@ -443,18 +443,18 @@ def test_duplicate_plugin_names_are_named():
     copies = out("copies")
     os.makedirs(copies)
     with open(os.path.join(plugin_dir(), "next_token.so"), "rb") as src, \
-            open(os.path.join(copies, "next_token_v2.so"), "wb") as dst:
+            open(os.path.join(copies, "next_token.so"), "wb") as dst:
         dst.write(src.read())
     p = run("plugins", "--plugin-path", copies, check=False)
     assert p.returncode != 0, p.stdout
     assert "conflict: detector 'next_token' is declared by 2 files:" in p.stdout, p.stdout
-    assert os.path.join(copies, "next_token_v2.so") in p.stdout and "plugins/next_token.so" in p.stdout, p.stdout
+    assert os.path.join(copies, "next_token.so") in p.stdout and "build/plugins/next_token.so" in p.stdout, p.stdout
     target = out("dup.h5")
     p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + copies, "-o", target, "--no-progress",
             check=False)
     assert p.returncode != 0 and "detector 'next_token' is declared by 2 plugin files on the search path" in p.stderr, \
         p.stderr
-    assert "configs/default.yaml:" in p.stderr and "next_token_v2.so" in p.stderr, p.stderr
+    assert "configs/default.yaml:" in p.stderr and os.path.join(copies, "next_token.so") in p.stderr, p.stderr
     for leftover in (target, target + ".tmp", target + ".parts"):
         assert not os.path.exists(leftover), leftover
     p = run("run", "-c", "configs/default.yaml", "--set", "detectors=prev_token", "--set", "plugin_paths=" + copies,

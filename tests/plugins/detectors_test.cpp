@@ -205,3 +205,64 @@ TEST(PluginErrors, ThrowingPluginNamesTheExample) {
     EXPECT_STREQ(e.what(), "detector throwing failed on example row-42: boom token seen");
   }
 }
+
+// Each broken plugin of tests/plugins/faulty is refused with a message saying what is wrong, and no
+// exception from inside the plugin escapes its exported functions.
+std::string load_error(const std::string& file) {
+  try {
+    PluginHost().load_file(fs::path(ATTNSCAN_FAULT_PLUGIN_DIR) / file, {});
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(PluginBoundary, OtherStringAbiIsRefusedSayingWhatDiffers) {
+  const std::string e = load_error("wrong_abi.so");
+  EXPECT_NE(e.find("built with another C++ ABI than this attnscan (_GLIBCXX_USE_CXX11_ABI: plugin 0, attnscan 1"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("rebuild it"), std::string::npos) << e;
+}
+
+TEST(PluginBoundary, DebugModeIsRefused) {
+  const std::string e = load_error("debug_mode.so");
+  EXPECT_NE(e.find("debug mode: plugin on, attnscan off"), std::string::npos) << e;
+}
+
+TEST(PluginBoundary, NullInfoIsAClearError) {
+  EXPECT_NE(load_error("null_info.so").find("plugin info failed: it returned no detector info"), std::string::npos)
+      << load_error("null_info.so");
+}
+
+TEST(PluginBoundary, ExceptionsStayInsideTheExportedFunctions) {
+  EXPECT_NE(load_error("info_throws.so").find("plugin info failed: no info today"), std::string::npos)
+      << load_error("info_throws.so");
+  const std::string e = load_error("create_throws.so");
+  EXPECT_NE(e.find("detector create_throws ("), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be created: table file missing"), std::string::npos) << e;
+}
+
+TEST(PluginBoundary, DefaultOfTheWrongTypeIsNamed) {
+  const std::string e = load_error("bad_default.so");
+  EXPECT_NE(e.find("parameter 'scale' is declared double but its default 1 is int (write it as a double, e.g. 1.0)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(PluginBoundary, FileNameMustBeTheDetectorName) {
+  const std::string e = load_error("misnamed.so");
+  EXPECT_NE(e.find("declares detector 'something_else' but the file is named misnamed.so (name it something_else.so)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(PluginBoundary, ListingConstructsNoDetector) {
+  // create_throws.so would fail if constructed; listing only reads its info.
+  std::vector<std::string> problems;
+  const auto found = PluginHost({ATTNSCAN_FAULT_PLUGIN_DIR}).discover(&problems);
+  bool listed = false;
+  for (const auto& p : found) listed |= p.info.name == "create_throws";
+  EXPECT_TRUE(listed);
+  for (const auto& p : problems) EXPECT_EQ(p.find("create_throws"), std::string::npos) << p;
+}

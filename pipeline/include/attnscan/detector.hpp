@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <map>
 #include <string>
@@ -21,7 +22,7 @@
 namespace attnscan::sdk {
 
 // Bumped whenever anything in this header changes incompatibly; the host refuses other versions.
-inline constexpr int kApiVersion = 1;
+inline constexpr int kApiVersion = 2;
 
 enum class ParamType { Bool, Int, Double, String };
 using ParamValue = std::variant<bool, int64_t, double, std::string>;
@@ -112,24 +113,82 @@ T param(const Params& p, const std::string& name) {
   return std::get<T>(p.at(name));
 }
 
+// What the C++ types crossing the plugin boundary look like to the compiler that builds this code:
+// standard library, its string ABI, debug mode, and the sizes of the SDK structs. The host compares
+// a plugin's fingerprint with its own before it touches any of these types.
+inline std::string abi_fingerprint() {
+  std::string f;
+#if defined(_LIBCPP_VERSION)
+  f += "stdlib=libc++ " + std::to_string(_LIBCPP_VERSION);
+#elif defined(__GLIBCXX__)
+  f += "stdlib=libstdc++";
+#else
+  f += "stdlib=unknown";
+#endif
+#if defined(_GLIBCXX_USE_CXX11_ABI)
+  f += "; _GLIBCXX_USE_CXX11_ABI=" + std::to_string(_GLIBCXX_USE_CXX11_ABI);
+#endif
+#if defined(_GLIBCXX_DEBUG) || defined(_LIBCPP_DEBUG)
+  f += "; debug mode=on";
+#else
+  f += "; debug mode=off";
+#endif
+  f += "; sizeof(std::string)=" + std::to_string(sizeof(std::string)) +
+       "; sizeof(ParamValue)=" + std::to_string(sizeof(ParamValue)) + "; sizeof(ParamSpec)=" + std::to_string(sizeof(ParamSpec)) +
+       "; sizeof(DetectorInfo)=" + std::to_string(sizeof(DetectorInfo)) + "; sizeof(Token)=" + std::to_string(sizeof(Token)) +
+       "; sizeof(Example)=" + std::to_string(sizeof(Example)) +
+       "; sizeof(ExampleScores)=" + std::to_string(sizeof(ExampleScores));
+  return f;
+}
+
+// Copies a message into a caller's buffer (the C side of the boundary).
+inline void write_error(const char* message, char* error, std::size_t size) {
+  if (!error || size == 0) return;
+  std::size_t i = 0;
+  for (; message[i] != '\0' && i + 1 < size; ++i) error[i] = message[i];
+  error[i] = '\0';
+}
+
 }  // namespace attnscan::sdk
 
 // The plugin's exported C entry points. Put ATTNSCAN_DETECTOR(MyDetector, info_function) in one
 // .cpp of the plugin; MyDetector needs a constructor taking `const attnscan::sdk::Params&`.
+// No exception leaves them: info and create return null and write the message into `error`.
 #define ATTNSCAN_DETECTOR(Class, info_fn)                                                              \
   extern "C" __attribute__((visibility("default"))) int attnscan_detector_api_version() {            \
     return ::attnscan::sdk::kApiVersion;                                                             \
   }                                                                                                  \
+  extern "C" __attribute__((visibility("default"))) const char* attnscan_detector_abi() {            \
+    static const std::string fingerprint = ::attnscan::sdk::abi_fingerprint();                       \
+    return fingerprint.c_str();                                                                      \
+  }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) const ::attnscan::sdk::DetectorInfo*             \
-  attnscan_detector_info() {                                                                         \
-    static const ::attnscan::sdk::DetectorInfo detector_info = info_fn();                            \
-    return &detector_info;                                                                           \
+  attnscan_detector_info(char* error, std::size_t error_size) {                                      \
+    try {                                                                                            \
+      static const ::attnscan::sdk::DetectorInfo detector_info = info_fn();                          \
+      return &detector_info;                                                                         \
+    } catch (const std::exception& e) {                                                              \
+      ::attnscan::sdk::write_error(e.what(), error, error_size);                                     \
+    } catch (...) {                                                                                  \
+      ::attnscan::sdk::write_error("unknown exception", error, error_size);                          \
+    }                                                                                                \
+    return nullptr;                                                                                  \
   }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) ::attnscan::sdk::Detector* attnscan_detector_create( \
-      const ::attnscan::sdk::Params* params) {                                                       \
-    return new Class(*params);                                                                       \
+      const ::attnscan::sdk::Params* params, char* error, std::size_t error_size) {                  \
+    try {                                                                                            \
+      return new Class(*params);                                                                     \
+    } catch (const std::exception& e) {                                                              \
+      ::attnscan::sdk::write_error(e.what(), error, error_size);                                     \
+    } catch (...) {                                                                                  \
+      ::attnscan::sdk::write_error("unknown exception", error, error_size);                          \
+    }                                                                                                \
+    return nullptr;                                                                                  \
   }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) void attnscan_detector_destroy(                  \
-      ::attnscan::sdk::Detector* d) {                                                                \
-    delete d;                                                                                        \
+      ::attnscan::sdk::Detector* d) noexcept {                                                       \
+    try {                                                                                            \
+      delete d;                                                                                      \
+    } catch (...) {                                                                                  \
+    }                                                                                                \
   }
