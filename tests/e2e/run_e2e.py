@@ -605,6 +605,19 @@ def test_changed_plugin_is_refused_on_resume_and_merge():
     assert "resuming: 5 block(s) already committed" in p.stderr, p.stderr
 
 
+def test_missing_file_reason_and_model_option():
+    model_dir()
+    missing = out("nope.tsv")
+    p = run("run", "--set", "dataset.path=" + missing, "-o", out("m.h5"), "--no-progress", check=False)
+    assert p.returncode != 0 and f"{missing}: cannot read: No such file or directory" in p.stderr, p.stderr
+    target = out("model_option.h5")
+    run("run", "-c", "configs/default.yaml", "--model", model_dir(), "-o", target, "--no-progress")
+    with h5py.File(target, "r") as f:
+        assert f.attrs["model_dir"] == os.path.abspath(model_dir()), f.attrs["model_dir"]
+    p = run("run", "-c", "configs/default.yaml", "--model", out("no_model"), "-o", out("x.h5"), check=False)
+    assert p.returncode != 0 and out("no_model") in p.stderr, p.stderr
+
+
 def main():
     global BIN
     BIN = os.path.abspath(sys.argv[1])

@@ -36,13 +36,14 @@ void parse_shard(const std::string& text, int& index, int& count) {
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
-  std::string config_file, output, shard = "0/1";
+  std::string config_file, output, model, shard = "0/1";
   std::vector<std::string> sets;
   po::options_description opts("attnscan run: tokenize, encode and store attention for a whole dataset");
   opts.add_options()("help,h", "show this help and every configuration option")(
       "config,c", po::value(&config_file), "YAML configuration (see configs/)")(
       "set", po::value(&sets)->composing(), "override one option: --set key=value (repeatable)")(
       "output,o", po::value(&output), "output file (same as --set output.path=...)")(
+      "model", po::value(&model), "Hugging Face BERT directory (same as --set model=...)")(
       "shard", po::value(&shard)->default_value("0/1"), "process shard i of N (blocks b with b % N == i)")(
       "overwrite", "discard an existing output or unfinished parts instead of resuming")(
       "dump-config", "print the effective configuration and exit")("no-progress", "no progress bar or log lines");
@@ -66,6 +67,7 @@ int run_command(const std::vector<std::string>& args) {
   if (!config_file.empty()) builder.load_yaml(config_file);
   for (const auto& s : sets) builder.set(s);
   if (!output.empty()) builder.set("output.path=" + output);
+  if (!model.empty()) builder.set("model=" + model);
   if (vm.count("dump-config")) {
     std::cout << builder.dump();
     return 0;

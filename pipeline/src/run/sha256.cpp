@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -37,7 +39,7 @@ class Digest {
 
 std::string sha256_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read for hashing");
+  if (!in) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
   Digest d;
   std::vector<char> buf(1 << 20);
   while (in) {
