@@ -126,8 +126,18 @@ PluginHost::PluginHost(std::vector<fs::path> extra) : path_(std::move(extra)) {
     while (std::getline(ss, part, ':'))
       if (!part.empty()) path_.emplace_back(part);
   }
-  path_.emplace_back(ATTNSCAN_BUILD_PLUGIN_DIR);
-  path_.emplace_back(ATTNSCAN_INSTALL_PLUGIN_DIR);
+  path_.push_back(builtin_plugin_dir());
+}
+
+fs::path builtin_plugin_dir() {
+  // Installed: PREFIX/bin/attnscan beside PREFIX/lib/attnscan/plugins, wherever PREFIX was moved.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "lib" / "attnscan" / "plugins";
+    if (fs::is_directory(installed, ec)) return installed;
+  }
+  return ATTNSCAN_BUILD_PLUGIN_DIR;  // run from the build tree
 }
 
 PluginFile probe_plugin(const fs::path& file) {

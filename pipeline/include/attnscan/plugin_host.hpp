@@ -51,7 +51,7 @@ struct LoadedDetector {
 class PluginHost {
  public:
   // Search path, in order: `extra` (YAML plugin_paths), $ATTNSCAN_PLUGIN_PATH (colon-separated),
-  // the build tree's plugin folder, the install prefix's lib/attnscan/plugins.
+  // the built-in detectors (builtin_plugin_dir()).
   explicit PluginHost(std::vector<std::filesystem::path> extra = {});
   const std::vector<std::filesystem::path>& search_path() const { return path_; }
 
@@ -73,6 +73,9 @@ class PluginHost {
 
 std::string param_type_name(sdk::ParamType t);
 std::string param_value_text(const sdk::ParamValue& v);
+// The built-in detectors: PREFIX/lib/attnscan/plugins for an installed attnscan (found from the
+// running executable, so a moved prefix still works), else the build tree's plugins/ folder.
+std::filesystem::path builtin_plugin_dir();
 // Opens a plugin file and reads its info, checking the API version; constructs no detector.
 PluginFile probe_plugin(const std::filesystem::path& file);
 

@@ -1,5 +1,7 @@
 #include "store/h5_file.hpp"
 
+#include <dlfcn.h>
+
 #include <H5PLpublic.h>
 
 #include <mutex>
@@ -60,7 +62,16 @@ hid_t utf8_string_type() {
 
 void ensure_plugin_path() {
   static std::once_flag once;
-  std::call_once(once, [] { H5PLappend("/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins"); });
+  std::call_once(once, [] {
+    // Debian keeps filter plugins (lz4) beside the HDF5 library: LIBDIR/hdf5/serial/plugins. Found
+    // from the loaded library, for any architecture; $HDF5_PLUGIN_PATH still comes first.
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&H5open), &info) || !info.dli_fname) return;
+    std::error_code ec;
+    const auto lib_dir = std::filesystem::canonical(info.dli_fname, ec).parent_path();
+    for (const char* sub : {"hdf5/serial/plugins", "hdf5/plugins"})
+      if (std::filesystem::is_directory(lib_dir / sub, ec)) H5PLappend((lib_dir / sub).c_str());
+  });
 }
 
 void File::fail(const std::string& what) const { throw Error(path_.string() + ": HDF5: " + what); }
