@@ -1,4 +1,7 @@
 // attnscan command-line entry point: dispatches to subcommands.
+#include <hdf5.h>
+
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,6 +29,11 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit, writes fail with EFBIG (reported, blocks kept) instead of killing us.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // HDF5's exit handler crashes on a file whose close failed (disk full); every file is closed by
+  // its owner before exit, so the handler has nothing to do.
+  H5dont_atexit();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     usage(std::cout);

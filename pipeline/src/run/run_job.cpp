@@ -71,6 +71,17 @@ LoadedDetector load_configured(const PluginHost& host, const DetectorConfig& d) 
   }
 }
 
+// Refuses to start when the attention the pre-pass sized cannot fit in the output's folder.
+void check_free_space(const fs::path& file, uint64_t bytes) {
+  const fs::path dir = fs::absolute(file).parent_path();
+  std::error_code ec;
+  const auto space = fs::space(dir, ec);
+  if (ec || bytes <= space.available) return;
+  throw Error("the attention of this run needs " + human_bytes(bytes) + " in " + dir.string() + ", " +
+              human_bytes(space.available) + " free. Free space, or store less: output.attention_every, output.dtype: "
+              "uint8, output.layers/heads, output.compression: lz4");
+}
+
 // What a failed run leaves behind, and how to go on. Nothing committed: nothing worth keeping.
 std::string leftovers_after_failure(const fs::path& out, uint64_t committed_blocks) {
   const fs::path parts = parts_dir(out), tmp = fs::path(out.string() + ".tmp");
@@ -81,7 +92,7 @@ std::string leftovers_after_failure(const fs::path& out, uint64_t committed_bloc
     return "nothing was committed; no partial output is left behind.";
   }
   std::string kept = parts.string() + " (" + std::to_string(committed_blocks) + " committed block(s))";
-  if (fs::exists(tmp)) kept += " and " + tmp.string() + " (their attention)";
+  if (fs::exists(tmp)) kept += " and " + tmp.string();
   return "kept: " + kept + ". Fix the cause and rerun the same command: it resumes from the committed blocks " +
          "(--overwrite starts over).";
 }
@@ -218,7 +229,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
       std::ifstream in(note);
       reuse = static_cast<bool>(in >> noted_total >> attention_at) && noted_total == plan.total_values;
     }
-    if (!reuse) {
+    if (!reuse) try {
+      check_free_space(tmp_out, plan.total_values * vs);
       if (!done.empty()) log << "note: " << tmp_out.string() << " missing or stale: redoing all blocks\n";
       for (uint64_t b : done) fs::remove(parts / block_name(b));
       done.clear();
@@ -233,6 +245,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
         o << plan.total_values << " " << attention_at << "\n";
       }
       durable_rename(note.string() + ".tmp", note);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "\n" + leftovers_after_failure(out, done.size()));
     }
     fd = ::open(tmp_out.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) throw Error(tmp_out.string() + ": cannot open for writing attention");
@@ -351,7 +365,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     attention_total += static_cast<int64_t>(e.length("attention/values"));
   }
   uint64_t attention_values = direct ? plan.total_values : static_cast<uint64_t>(attention_total);
-  {
+  try {
     std::unique_ptr<LayoutWriter> writer;
     if (direct) {
       ::close(fd);
@@ -364,6 +378,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     write_score_aggregates(writer->file(), layout);
     write_root(writer->file(), root);
     writer->file().flush();
+  } catch (const Error& e) {  // e.g. the disk filled up while assembling: every block stays committed
+    throw Error(std::string(e.what()) + "\n" + leftovers_after_failure(out, sources.size()));
   }
   if (root.rows_skipped > 0) {
     const fs::path rejects = write_rejects_tsv(tmp_out, out);

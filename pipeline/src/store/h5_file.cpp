@@ -4,6 +4,8 @@
 
 #include <H5PLpublic.h>
 
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 
 #include "attnscan/error.hpp"
@@ -74,12 +76,19 @@ void ensure_plugin_path() {
   });
 }
 
-void File::fail(const std::string& what) const { throw Error(path_.string() + ": HDF5: " + what); }
+void File::fail(const std::string& what) const {
+  // HDF5 does not say why a write failed; the system call under it leaves errno behind.
+  const int err = errno;
+  const bool no_space = err == ENOSPC || err == EFBIG || err == EDQUOT;
+  throw Error(path_.string() + ": HDF5: " + what +
+              (no_space ? std::string(" (") + std::strerror(err) + ": the disk is full or a file-size limit was hit)" : ""));
+}
 
 File File::create(const std::filesystem::path& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported through exceptions
+  errno = 0;
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) throw Error(path.string() + ": cannot create HDF5 file");
+  if (f < 0) throw Error(path.string() + ": cannot create HDF5 file" + (errno ? std::string(": ") + std::strerror(errno) : ""));
   return File(path, Handle(f, H5Fclose));
 }
 
