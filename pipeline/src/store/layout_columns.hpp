@@ -10,7 +10,6 @@
 
 namespace attnscan {
 
-
 struct ExampleColumns {
   std::vector<uint64_t> index;          // row ordinal in the dataset (0-based, counts bad rows too)
   std::vector<uint64_t> row;            // 1-based source line
@@ -51,5 +50,42 @@ struct LayoutChunk {
 };
 
 std::size_t attention_value_size(AttentionDType t);
+
+// Chunk sizes: per-example columns in thousands, tokens in tens of thousands.
+inline constexpr std::size_t kExampleChunk = 4096, kTokenChunk = 65536, kRejectChunk = 1024;
+
+// Every per-example, per-token and per-reject column of layout v1, in file order: the one list that
+// creating, appending, reading and truncating a layout file go through. `visit(name, column, chunk)`
+// is called with each dataset path, the member holding it and its chunk size.
+template <typename Chunk, typename Visit>
+void for_each_column(Chunk& c, Visit&& visit) {
+  auto& e = c.examples;
+  auto& t = c.tokens;
+  auto& r = c.rejects;
+  visit("examples/index", e.index, kExampleChunk);
+  visit("examples/row", e.row, kExampleChunk);
+  visit("examples/token_offset", e.token_offset, kExampleChunk);
+  visit("examples/id", e.id, kExampleChunk);
+  visit("examples/sentence_a", e.sentence_a, kExampleChunk);
+  visit("examples/sentence_b", e.sentence_b, kExampleChunk);
+  visit("examples/label", e.label, kExampleChunk);
+  visit("examples/has_label", e.has_label, kExampleChunk);
+  visit("examples/label_value", e.label_value, kExampleChunk);
+  visit("examples/n_tokens", e.n_tokens, kExampleChunk);
+  visit("examples/tokens_a", e.tokens_a, kExampleChunk);
+  visit("examples/tokens_b", e.tokens_b, kExampleChunk);
+  visit("examples/truncated", e.truncated, kExampleChunk);
+  visit("examples/attention_offset", e.attention_offset, kExampleChunk);
+  visit("tokens/id", t.id, kTokenChunk);
+  visit("tokens/text", t.text, kTokenChunk);
+  visit("tokens/word", t.word, kTokenChunk);
+  visit("tokens/segment", t.segment, kTokenChunk);
+  visit("tokens/word_index", t.word_index, kTokenChunk);
+  visit("tokens/special", t.special, kTokenChunk);
+  visit("rejects/index", r.index, kRejectChunk);
+  visit("rejects/line", r.line, kRejectChunk);
+  visit("rejects/file", r.file, kRejectChunk);
+  visit("rejects/reason", r.reason, kRejectChunk);
+}
 
 }  // namespace attnscan

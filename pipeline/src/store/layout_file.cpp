@@ -1,6 +1,8 @@
 #include "store/layout_file.hpp"
 
 #include <cmath>
+#include <string_view>
+#include <type_traits>
 
 #include "attnscan/error.hpp"
 
@@ -20,28 +22,46 @@ const char* compression_name(Compression c) {
 
 namespace {
 
-// Chunk sizes: per-example columns in thousands, attention in blocks of 256 Ki values (512 KiB in
-// fp16) so reading one example touches one or two chunks.
-constexpr std::size_t kExampleChunk = 4096, kTokenChunk = 65536, kAttentionChunk = 256 * 1024;
+// Attention in blocks of 256 Ki values (512 KiB in fp16), so reading one example touches one or two chunks.
+constexpr std::size_t kAttentionChunk = 256 * 1024;
 
 hid_t attention_type(AttentionDType t) {
   return t == AttentionDType::F32 ? H5T_IEEE_F32LE : t == AttentionDType::F16 ? h5::half_type() : H5T_STD_U8LE;
 }
 
-}  // namespace
+// The file type of a column, from its element type.
+template <typename T>
+hid_t column_type() {
+  if constexpr (std::is_same_v<T, std::string>) return h5::utf8_string_type();
+  else if constexpr (std::is_same_v<T, uint64_t>) return H5T_STD_U64LE;
+  else if constexpr (std::is_same_v<T, int64_t>) return H5T_STD_I64LE;
+  else if constexpr (std::is_same_v<T, uint32_t>) return H5T_STD_U32LE;
+  else if constexpr (std::is_same_v<T, int32_t>) return H5T_STD_I32LE;
+  else if constexpr (std::is_same_v<T, uint8_t>) return H5T_STD_U8LE;
+  else if constexpr (std::is_same_v<T, double>) return H5T_IEEE_F64LE;
+  else static_assert(sizeof(T) == 0, "a column type without an HDF5 type");
+}
 
-namespace {
-const char* const kMetadataSets[] = {
-    "examples/index", "examples/row", "examples/token_offset", "examples/id", "examples/sentence_a",
-    "examples/sentence_b", "examples/label", "examples/has_label", "examples/label_value", "examples/n_tokens",
-    "examples/tokens_a", "examples/tokens_b", "examples/truncated", "examples/attention_offset", "tokens/id",
-    "tokens/text", "tokens/word", "tokens/segment", "tokens/word_index", "tokens/special", "rejects/index", "rejects/line",
-    "rejects/file", "rejects/reason"};
+template <typename T>
+void append_column(h5::File& f, const std::string& name, const std::vector<T>& values) {
+  if constexpr (std::is_same_v<T, std::string>) f.append_strings(name, values);
+  else f.append(name, values);
+}
+
+template <typename T>
+void read_column(const h5::File& f, const std::string& name, std::size_t begin, std::size_t end, std::vector<T>& out) {
+  if constexpr (std::is_same_v<T, std::string>) out = f.read_strings(name, begin, end);
+  else out = f.read<T>(name, begin, end);
+}
+
+bool starts_with(const char* s, const char* prefix) { return std::string_view(s).rfind(prefix, 0) == 0; }
+
 }  // namespace
 
 LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const LayoutParams& params) {
   LayoutWriter w(h5::File::open_rw(path), params);
-  for (const char* name : kMetadataSets) w.file_.resize(name, 0);
+  LayoutChunk none;
+  for_each_column(none, [&](const char* name, const auto&, std::size_t) { w.file_.resize(name, 0); });
   return w;
 }
 
@@ -49,27 +69,15 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
                            bool external_attention)
     : file_(h5::File::create(path)), params_(params) {
   auto& f = file_;
-  const auto str = h5::utf8_string_type();
-  for (const char* n : {"examples/index", "examples/row", "examples/token_offset"}) f.create_dataset(n, H5T_STD_U64LE, kExampleChunk);
-  for (const char* n : {"examples/id", "examples/sentence_a", "examples/sentence_b", "examples/label"}) f.create_dataset(n, str, kExampleChunk);
-  f.create_dataset("examples/has_label", H5T_STD_U8LE, kExampleChunk);
-  f.create_dataset("examples/label_value", H5T_IEEE_F64LE, kExampleChunk);
-  for (const char* n : {"examples/n_tokens", "examples/tokens_a", "examples/tokens_b"}) f.create_dataset(n, H5T_STD_U32LE, kExampleChunk);
-  f.create_dataset("examples/truncated", H5T_STD_U8LE, kExampleChunk);
-  f.create_dataset("examples/attention_offset", H5T_STD_I64LE, kExampleChunk);
-  f.create_dataset("tokens/id", H5T_STD_I32LE, kTokenChunk);
-  f.create_dataset("tokens/text", str, kTokenChunk);
-  f.create_dataset("tokens/word", str, kTokenChunk);
-  f.create_dataset("tokens/segment", H5T_STD_U8LE, kTokenChunk);
-  f.create_dataset("tokens/word_index", H5T_STD_I32LE, kTokenChunk);
-  f.create_dataset("tokens/special", H5T_STD_U8LE, kTokenChunk);
+  LayoutChunk none;
+  for_each_column(none, [&](const char* name, const auto& column, std::size_t chunk) {
+    f.create_dataset(name, column_type<typename std::decay_t<decltype(column)>::value_type>(), chunk);
+  });
   if (attention_values >= 0 && params.compression == Compression::None)
     f.create_fixed_dataset("attention/values", attention_type(params.dtype), static_cast<std::size_t>(attention_values),
                            external_attention);
   else
     f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
-  for (const char* n : {"rejects/index", "rejects/line"}) f.create_dataset(n, H5T_STD_U64LE, 1024);
-  for (const char* n : {"rejects/file", "rejects/reason"}) f.create_dataset(n, str, 1024);
   f.set_attr("/attention", "layers", params.layers);
   f.set_attr("/attention", "heads", params.heads);
   f.set_attr("/attention", "model_layers", params.model_layers);
@@ -98,37 +106,18 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
 void LayoutWriter::append(const LayoutChunk& c) {
   auto& f = file_;
   const auto& e = c.examples;
-  std::vector<uint64_t> token_offset(e.token_offset);
+  std::vector<uint64_t> token_offset(e.token_offset);  // made absolute in this file
   for (auto& o : token_offset) o += tokens_;
   std::vector<int64_t> attention_offset(e.attention_offset);
   for (auto& o : attention_offset)
     if (o >= 0) o += static_cast<int64_t>(attention_);
-  f.append("examples/index", e.index);
-  f.append("examples/row", e.row);
-  f.append_strings("examples/id", e.id);
-  f.append_strings("examples/sentence_a", e.sentence_a);
-  f.append_strings("examples/sentence_b", e.sentence_b);
-  f.append_strings("examples/label", e.label);
-  f.append("examples/has_label", e.has_label);
-  f.append("examples/label_value", e.label_value);
-  f.append("examples/n_tokens", e.n_tokens);
-  f.append("examples/tokens_a", e.tokens_a);
-  f.append("examples/tokens_b", e.tokens_b);
-  f.append("examples/truncated", e.truncated);
-  f.append("examples/token_offset", token_offset);
-  f.append("examples/attention_offset", attention_offset);
-  f.append("tokens/id", c.tokens.id);
-  f.append_strings("tokens/text", c.tokens.text);
-  f.append_strings("tokens/word", c.tokens.word);
-  f.append("tokens/segment", c.tokens.segment);
-  f.append("tokens/word_index", c.tokens.word_index);
-  f.append("tokens/special", c.tokens.special);
+  for_each_column(c, [&](const char* name, const auto& column, std::size_t) {
+    if (std::string_view(name) == "examples/token_offset") f.append(name, token_offset);
+    else if (std::string_view(name) == "examples/attention_offset") f.append(name, attention_offset);
+    else append_column(f, name, column);
+  });
   const std::size_t vs = attention_value_size(params_.dtype);
   f.append_raw("attention/values", c.attention.data(), c.attention.size() / vs);
-  f.append("rejects/index", c.rejects.index);
-  f.append("rejects/line", c.rejects.line);
-  f.append_strings("rejects/file", c.rejects.file);
-  f.append_strings("rejects/reason", c.rejects.reason);
   for (const auto& so : params_.scores) {
     auto it = c.scores.find(so.key());
     if (e.size() == 0) continue;
@@ -176,30 +165,16 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   const auto& f = file_;
   LayoutChunk out;
   auto& e = out.examples;
-  e.index = f.read<uint64_t>("examples/index", a, b);
-  e.row = f.read<uint64_t>("examples/row", a, b);
-  e.id = f.read_strings("examples/id", a, b);
-  e.sentence_a = f.read_strings("examples/sentence_a", a, b);
-  e.sentence_b = f.read_strings("examples/sentence_b", a, b);
-  e.label = f.read_strings("examples/label", a, b);
-  e.has_label = f.read<uint8_t>("examples/has_label", a, b);
-  e.label_value = f.read<double>("examples/label_value", a, b);
-  e.n_tokens = f.read<uint32_t>("examples/n_tokens", a, b);
-  e.tokens_a = f.read<uint32_t>("examples/tokens_a", a, b);
-  e.tokens_b = f.read<uint32_t>("examples/tokens_b", a, b);
-  e.truncated = f.read<uint8_t>("examples/truncated", a, b);
-  e.token_offset = f.read<uint64_t>("examples/token_offset", a, b);
-  e.attention_offset = f.read<int64_t>("examples/attention_offset", a, b);
+  uint64_t t0 = 0, t1 = 0;  // the token range, known once the example columns are read
+  for_each_column(out, [&](const char* name, auto& column, std::size_t) {
+    if (starts_with(name, "examples/")) return read_column(f, name, a, b, column);
+    if (starts_with(name, "rejects/")) return read_column(f, name, c, d, column);
+    if (t1 == 0 && b > a) t0 = e.token_offset.front(), t1 = e.token_offset.back() + e.n_tokens.back();
+    read_column(f, name, t0, t1, column);
+  });
+  for (auto& o : e.token_offset) o -= t0;
   const bool external = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
   if (b > a) {
-    const uint64_t t0 = e.token_offset.front(), t1 = e.token_offset.back() + e.n_tokens.back();
-    for (auto& o : e.token_offset) o -= t0;
-    out.tokens.id = f.read<int32_t>("tokens/id", t0, t1);
-    out.tokens.text = f.read_strings("tokens/text", t0, t1);
-    out.tokens.word = f.read_strings("tokens/word", t0, t1);
-    out.tokens.segment = f.read<uint8_t>("tokens/segment", t0, t1);
-    out.tokens.word_index = f.read<int32_t>("tokens/word_index", t0, t1);
-    out.tokens.special = f.read<uint8_t>("tokens/special", t0, t1);
     int64_t v0 = -1, v1 = -1;
     for (std::size_t i = 0; i < e.size(); ++i) {
       if (e.attention_offset[i] < 0) continue;
@@ -216,10 +191,6 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   for (const auto& so : params_.scores)
     out.scores[so.key()] = {f.read_rows("scores/" + so.key() + "/values", a, b),
                             f.read_rows("scores/" + so.key() + "/baseline", a, b)};
-  out.rejects.index = f.read<uint64_t>("rejects/index", c, d);
-  out.rejects.line = f.read<uint64_t>("rejects/line", c, d);
-  out.rejects.file = f.read_strings("rejects/file", c, d);
-  out.rejects.reason = f.read_strings("rejects/reason", c, d);
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "attnscan/device.hpp"
+#include "attnscan/encoder.hpp"
 
 #include "attnscan/error.hpp"
 
@@ -26,5 +27,14 @@ DeviceSpec DeviceSpec::parse(const std::string& text) {
 std::string DeviceSpec::str() const {
   return kind == Kind::Cpu ? "cpu" : "cuda:" + std::to_string(index);
 }
+
+// Encoder options parsed without LibTorch (the configuration needs them too).
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::F32;
+  if (text == "bf16") return Precision::BF16;
+  throw Error("precision '" + text + "': expected fp32 or bf16");
+}
+
+const char* precision_name(Precision p) { return p == Precision::F32 ? "fp32" : "bf16"; }
 
 }  // namespace attnscan

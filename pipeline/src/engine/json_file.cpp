@@ -1,4 +1,4 @@
-#include "json_file.hpp"
+#include "engine/json_file.hpp"
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-#include "unicode_text.hpp"
+#include "engine/unicode_text.hpp"
 
 #include <utf8proc.h>
 

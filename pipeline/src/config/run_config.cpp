@@ -211,7 +211,7 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
     for (auto it = node.begin(); it != node.end(); ++it) {
       std::string key = prefix + it->first.as<std::string>();
       const std::string where = file.string() + ":" + std::to_string(it->first.Mark().line + 1);
-      const YAML::Node& v = it->second;
+      const YAML::Node v = it->second;  // a copy: the iterator's pair is a temporary
       if (key == "detectors") {  // a list of {name: plugin, parameter: value, ...}
         if (v.IsNull()) continue;
         if (!v.IsSequence()) throw ConfigError(where + ": detectors: expected a list of {name: ..., parameters}");
@@ -267,7 +267,11 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
     }
   };
   if (!root.IsMap()) throw ConfigError(file.string() + ":1: expected a mapping of options");
-  walk(root, "");
+  try {
+    walk(root, "");
+  } catch (const YAML::Exception& e) {  // e.g. a key that is a list or a map
+    throw ConfigError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": invalid configuration: " + e.msg);
+  }
 }
 
 void ConfigBuilder::set_detectors(const std::string& names, const std::string& where) {

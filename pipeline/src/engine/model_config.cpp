@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "attnscan/error.hpp"
-#include "json_file.hpp"
+#include "engine/json_file.hpp"
 
 namespace attnscan {
 

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "attnscan/error.hpp"
-#include "unicode_text.hpp"
+#include "engine/unicode_text.hpp"
 
 namespace attnscan {
 

@@ -1,4 +1,4 @@
-#include "run/parts_folder.hpp"
+#include "store/parts_folder.hpp"
 
 #include <cinttypes>
 #include <cstdio>

@@ -18,14 +18,6 @@
 
 namespace attnscan {
 
-Precision parse_precision(const std::string& text) {
-  if (text == "fp32") return Precision::F32;
-  if (text == "bf16") return Precision::BF16;
-  throw Error("precision '" + text + "': expected fp32 or bf16");
-}
-
-const char* precision_name(Precision p) { return p == Precision::F32 ? "fp32" : "bf16"; }
-
 void set_compute_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (at::get_num_threads() != threads) at::set_num_threads(threads);

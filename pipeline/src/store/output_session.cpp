@@ -1,0 +1,246 @@
+#include "store/output_session.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+
+#include "attnscan/error.hpp"
+#include "store/byte_count.hpp"
+#include "store/durable.hpp"
+#include "store/parts_folder.hpp"
+#include "store/score_stats.hpp"
+
+namespace attnscan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shard_text(const RootInfo& r) { return std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count); }
+
+}  // namespace
+
+OutputSession::OutputSession(fs::path out, const std::string& holder) : out_(std::move(out)), lock_(out_, holder) {}
+
+OutputSession::~OutputSession() {
+  drop_in_flight();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+fs::path OutputSession::parts() const { return parts_dir(out_); }
+
+fs::path OutputSession::spill_path(uint64_t block) const { return parts() / (block_name(block) + ".spill"); }
+
+bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool overwrite, std::ostream& log) {
+  root_ = root;
+  layout_ = layout;
+  if (fs::exists(out_) && !overwrite) {  // a complete output from the same run: nothing to do
+    RootInfo existing;
+    try {
+      existing = read_root(LayoutReader(out_).file());
+    } catch (const Error& e) {
+      throw Error(out_.string() + " exists and is not a readable attnscan output; remove it or pass --overwrite (" +
+                  e.what() + ")");
+    }
+    const std::string diff = existing.identity.difference(root.identity);
+    if (diff.empty() && shard_text(existing) == shard_text(root)) {
+      log << out_.string() << " is already complete (" << existing.examples_written << " examples); nothing to do\n";
+      return false;
+    }
+    throw Error(out_.string() + " exists from a different run (" + (diff.empty() ? "another shard" : diff) +
+                "); remove it or pass --overwrite");
+  }
+  if (fs::exists(parts()) && overwrite) fs::remove_all(parts());
+  if (fs::exists(parts())) {
+    std::string shard;
+    std::string diff = read_identity(parts(), shard).difference(root.identity);
+    if (shard != shard_text(root))
+      diff += (diff.empty() ? "" : "; ") + std::string("the shard changed (" + shard + " -> " + shard_text(root) + ")");
+    if (!diff.empty())
+      throw Error("refusing to resume into " + parts().string() + ": " + diff +
+                  ". Rerun with the original settings, or pass --overwrite to start over");
+    committed_ = committed_blocks(parts());
+    log << "resuming: " << committed_.size() << " block(s) already committed in " << parts().string() << "\n";
+  } else {
+    fs::create_directories(parts());
+    write_identity(parts(), root.identity, static_cast<int>(root.shard_index), static_cast<int>(root.shard_count));
+  }
+  return true;
+}
+
+void OutputSession::check_free_space(uint64_t bytes) const {
+  const fs::path dir = fs::absolute(out_).parent_path();
+  std::error_code ec;
+  const auto space = fs::space(dir, ec);
+  if (ec || bytes <= space.available) return;
+  throw Error("the attention of this run needs " + human_bytes(bytes) + " in " + dir.string() + ", " +
+              human_bytes(space.available) +
+              " free. Free space, or store less: output.attention_every, output.dtype: uint8, output.layers/heads, "
+              "output.compression: lz4");
+}
+
+void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
+  plan_ = std::move(plan);
+  direct_ = plan_.total_values > 0;  // scores only, or no pair stored: nothing to write raw
+  if (!direct_) return;
+  const fs::path note = parts() / "attention.txt";  // "total offset" of the OUT.h5.tmp in use
+  uint64_t noted_total = 0;
+  bool reuse = false;
+  if (fs::exists(note) && fs::exists(tmp())) {
+    std::ifstream in(note);
+    reuse = static_cast<bool>(in >> noted_total >> attention_at_) && noted_total == plan_.total_values;
+  }
+  if (!reuse) {
+    check_free_space(plan_.total_values * attention_value_size(layout_.dtype));
+    if (!committed_.empty()) log << "note: " << tmp().string() << " missing or stale: redoing all blocks\n";
+    for (uint64_t b : committed_) fs::remove(parts() / block_name(b));
+    committed_.clear();
+    {
+      LayoutWriter w(tmp(), layout_, static_cast<int64_t>(plan_.total_values), /*external_attention=*/true);
+      attention_at_ = w.attention_file_offset();
+      w.file().flush();
+    }
+    fsync_path(tmp());
+    {
+      std::ofstream o(note.string() + ".tmp");
+      o << plan_.total_values << " " << attention_at_ << "\n";
+    }
+    durable_rename(note.string() + ".tmp", note);
+  }
+  fd_ = ::open(tmp().c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(tmp().string() + ": cannot open for writing attention");
+}
+
+void OutputSession::write_attention(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes) {
+  const std::size_t vs = attention_value_size(layout_.dtype);
+  if (direct_) {
+    write_all_at(fd_, data, bytes, attention_at_ + (plan_.block_start.at(block) + offset) * vs, tmp());
+    return;
+  }
+  int spill;
+  {
+    std::lock_guard<std::mutex> lock(spill_mutex_);
+    auto it = spills_.find(block);
+    if (it == spills_.end()) {
+      const int f = ::open(spill_path(block).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (f < 0) throw Error(spill_path(block).string() + ": cannot create");
+      it = spills_.emplace(block, f).first;
+    }
+    spill = it->second;
+  }
+  write_all_at(spill, data, bytes, offset * vs, spill_path(block));
+}
+
+void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chunk) {
+  const std::size_t vs = attention_value_size(layout_.dtype);
+  if (direct_) {  // the attention is in OUT.h5.tmp already: make it durable, point the rows at it
+    if (::fdatasync(fd_) != 0) throw Error(tmp().string() + ": fdatasync failed");
+    const uint64_t start = plan_.block_start.at(block);
+    for (auto& o : chunk.examples.attention_offset)
+      if (o >= 0) o += static_cast<int64_t>(start);
+  }
+  int spill = -1;
+  if (!direct_) {
+    std::lock_guard<std::mutex> lock(spill_mutex_);
+    if (auto it = spills_.find(block); it != spills_.end()) {
+      spill = it->second;
+      spills_.erase(it);
+    }
+  }
+  const fs::path final_path = parts() / block_name(block), part_tmp = fs::path(final_path.string() + ".tmp");
+  {
+    LayoutWriter w(part_tmp, layout_);
+    w.append(chunk);
+    if (spill >= 0) {  // the block's attention, in pieces of bounded size
+      std::vector<uint8_t> buf(16u << 20);
+      for (off_t at = 0;;) {
+        const ssize_t r = ::pread(spill, buf.data(), buf.size(), at);
+        if (r < 0) throw Error(spill_path(block).string() + ": read failed");
+        if (r == 0) break;
+        w.file().append_raw("attention/values", buf.data(), static_cast<std::size_t>(r) / vs);
+        at += r;
+      }
+      ::close(spill);
+      fs::remove(spill_path(block));
+    }
+    auto& f = w.file();
+    f.set_attr("/", "format", std::string(kFormatName));
+    f.set_attr("/", "format_version", kFormatVersion);
+    f.set_attr("/", "block", static_cast<int64_t>(block));
+    f.set_attr("/", "block_rows_seen", static_cast<int64_t>(rows_seen));
+    f.set_attr("/", kExternalAttentionAttr, static_cast<int64_t>(direct_ ? 1 : 0));
+    f.flush();
+  }
+  durable_rename(part_tmp, final_path);
+  committed_.insert(block);
+}
+
+void OutputSession::drop_in_flight() {
+  std::lock_guard<std::mutex> lock(spill_mutex_);
+  for (auto& [block, f] : spills_) ::close(f);
+  spills_.clear();
+}
+
+FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
+  // Every block of this shard, in order: counts, then the metadata (and compressed attention).
+  FinishedOutput done{root_, 0};
+  RootInfo& root = done.root;
+  const uint64_t blocks_total = (rows_total + root.block_rows - 1) / root.block_rows;
+  std::vector<BlockSource> sources;
+  int64_t attention_total = 0;
+  for (uint64_t b = static_cast<uint64_t>(root.shard_index); b < blocks_total; b += static_cast<uint64_t>(root.shard_count)) {
+    const fs::path p = parts() / block_name(b);
+    if (!fs::exists(p)) throw Error(p.string() + ": block missing after a complete pass; rerun to redo it");
+    LayoutReader r(p);
+    const auto& e = r.file();
+    root.rows_read += static_cast<uint64_t>(e.attr_int("/", "block_rows_seen"));
+    root.rows_skipped += r.rejects();
+    root.examples_written += r.examples();
+    for (auto t : e.read<uint8_t>("examples/truncated", 0, r.examples())) root.examples_truncated += t;
+    sources.push_back({p, 0, r.examples(), 0, r.rejects()});
+    attention_total += static_cast<int64_t>(e.length("attention/values"));
+  }
+  done.attention_values = direct_ ? plan_.total_values : static_cast<uint64_t>(attention_total);
+  try {
+    std::unique_ptr<LayoutWriter> writer;
+    if (direct_) {
+      ::close(fd_);
+      fd_ = -1;
+      writer = std::make_unique<LayoutWriter>(reopen_or_rebuild(tmp(), layout_, plan_.total_values, attention_at_, log));
+    } else {
+      writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
+    }
+    copy_blocks(sources, *writer);
+    write_score_aggregates(writer->file(), layout_);
+    write_root(writer->file(), root);
+    writer->file().flush();
+  } catch (const Error& e) {  // e.g. the disk filled up while assembling: every block stays committed
+    throw Error(std::string(e.what()) + "\n" + failure_note());
+  }
+  if (root.rows_skipped > 0) {
+    const fs::path rejects = write_rejects_tsv(tmp(), out_);
+    log << "  " << root.rows_skipped << " skipped row(s) listed in " << rejects.string() << "\n";
+  }
+  durable_rename(tmp(), out_);
+  fs::remove_all(parts());
+  return done;
+}
+
+std::string OutputSession::failure_note() {
+  drop_in_flight();
+  if (committed_.empty()) {  // nothing worth keeping
+    if (fd_ >= 0) ::close(fd_), fd_ = -1;
+    std::error_code ec;
+    fs::remove_all(parts(), ec);
+    fs::remove(tmp(), ec);
+    return "nothing was committed; no partial output is left behind.";
+  }
+  std::string kept = parts().string() + " (" + std::to_string(committed_.size()) + " committed block(s))";
+  if (fs::exists(tmp())) kept += " and " + tmp().string();
+  return "kept: " + kept + ". Fix the cause and rerun the same command: it resumes from the committed blocks " +
+         "(--overwrite starts over).";
+}
+
+}  // namespace attnscan

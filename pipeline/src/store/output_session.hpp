@@ -1,0 +1,85 @@
+#pragma once
+// The life cycle of one output OUT.h5, owned in one place: the lock, the identity that guards resume,
+// the decision (already complete, resume, or fresh), where attention goes while its block is in
+// flight, block commits, and the end: assembling OUT.h5.tmp and renaming it to OUT.h5, or, after a
+// failure, saying what was kept and how to go on.
+//
+//   OUT.h5.lock       held while a run or merge writes (store/output_lock.hpp)
+//   OUT.h5.parts/     identity.txt, one committed block-N.h5 per block, *.spill while in flight
+//   OUT.h5.tmp        the final file being written (uncompressed attention goes there directly)
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <set>
+
+#include "store/layout_file.hpp"
+#include "store/output_file.hpp"
+#include "store/output_lock.hpp"
+
+namespace attnscan {
+
+// Where each block's attention starts (in values) and how much there is: from a tokenizing pre-pass.
+struct AttentionPlan {
+  std::map<uint64_t, uint64_t> block_start;
+  uint64_t total_values = 0;
+};
+
+struct FinishedOutput {
+  RootInfo root;                  // with the counts of every block
+  uint64_t attention_values = 0;  // in the file
+};
+
+class OutputSession {
+ public:
+  // Takes the output's lock (or names the process holding it).
+  OutputSession(std::filesystem::path out, const std::string& holder);
+  OutputSession(const OutputSession&) = delete;
+  OutputSession& operator=(const OutputSession&) = delete;
+  ~OutputSession();
+
+  // Decides what to do for a run with this identity: false when OUT.h5 is already complete from the
+  // same run (nothing to do). Refuses, naming what changed, an output or parts folder of another
+  // run; --overwrite (`overwrite`) discards them.
+  bool begin(const RootInfo& root, const LayoutParams& layout, bool overwrite, std::ostream& log);
+  const std::set<uint64_t>& committed() const { return committed_; }
+
+  // Uncompressed attention of a known size goes straight into OUT.h5.tmp; without a plan (compressed
+  // or scores-only), each block's attention waits in a spill file until the block commits.
+  void plan_attention(AttentionPlan plan, std::ostream& log);
+  // Thread-safe: `bytes` of the storage dtype for the example at `offset` values into `block`.
+  void write_attention(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes);
+  // Serial, in any block order: makes block `block` durable (its rows, metadata and attention).
+  void commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chunk);
+  // Blocks in flight when a run stops are dropped (redone on resume).
+  void drop_in_flight();
+
+  // Every block of the shard is committed: assembles OUT.h5, renames it into place, removes the parts.
+  FinishedOutput finish(uint64_t rows_total, std::ostream& log);
+  // Appended to the message of a failure: what stays (committed blocks) and how to go on; when
+  // nothing was committed, removes the leftovers and says so.
+  std::string failure_note();
+
+  const std::filesystem::path& path() const { return out_; }
+  std::filesystem::path parts() const;
+
+ private:
+  std::filesystem::path tmp() const { return out_.string() + ".tmp"; }
+  std::filesystem::path spill_path(uint64_t block) const;
+  void check_free_space(uint64_t bytes) const;
+
+  std::filesystem::path out_;
+  OutputLock lock_;
+  RootInfo root_;
+  LayoutParams layout_;
+  std::set<uint64_t> committed_;
+  AttentionPlan plan_;
+  bool direct_ = false;        // attention written raw into OUT.h5.tmp
+  uint64_t attention_at_ = 0;  // byte offset of attention/values in OUT.h5.tmp
+  int fd_ = -1;                // OUT.h5.tmp, while direct
+  std::mutex spill_mutex_;
+  std::map<uint64_t, int> spills_;  // block -> open spill file
+};
+
+}  // namespace attnscan
