@@ -149,6 +149,20 @@ inline void write_error(const char* message, char* error, std::size_t size) {
   error[i] = '\0';
 }
 
+// Runs `f` (returning a pointer) so that no exception leaves it: on one, writes its message into
+// `error` and returns null.
+template <typename F>
+auto call_guarded(F&& f, char* error, std::size_t error_size) noexcept -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    write_error(e.what(), error, error_size);
+  } catch (...) {
+    write_error("unknown exception", error, error_size);
+  }
+  return nullptr;
+}
+
 }  // namespace attnscan::sdk
 
 // The plugin's exported C entry points. Put ATTNSCAN_DETECTOR(MyDetector, info_function) in one
@@ -164,26 +178,17 @@ inline void write_error(const char* message, char* error, std::size_t size) {
   }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) const ::attnscan::sdk::DetectorInfo*             \
   attnscan_detector_info(char* error, std::size_t error_size) {                                      \
-    try {                                                                                            \
-      static const ::attnscan::sdk::DetectorInfo detector_info = info_fn();                          \
-      return &detector_info;                                                                         \
-    } catch (const std::exception& e) {                                                              \
-      ::attnscan::sdk::write_error(e.what(), error, error_size);                                     \
-    } catch (...) {                                                                                  \
-      ::attnscan::sdk::write_error("unknown exception", error, error_size);                          \
-    }                                                                                                \
-    return nullptr;                                                                                  \
+    return ::attnscan::sdk::call_guarded(                                                            \
+        [] {                                                                                         \
+          static const ::attnscan::sdk::DetectorInfo detector_info = info_fn();                      \
+          return &detector_info;                                                                     \
+        },                                                                                           \
+        error, error_size);                                                                          \
   }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) ::attnscan::sdk::Detector* attnscan_detector_create( \
       const ::attnscan::sdk::Params* params, char* error, std::size_t error_size) {                  \
-    try {                                                                                            \
-      return new Class(*params);                                                                     \
-    } catch (const std::exception& e) {                                                              \
-      ::attnscan::sdk::write_error(e.what(), error, error_size);                                     \
-    } catch (...) {                                                                                  \
-      ::attnscan::sdk::write_error("unknown exception", error, error_size);                          \
-    }                                                                                                \
-    return nullptr;                                                                                  \
+    return ::attnscan::sdk::call_guarded(                                                            \
+        [&]() -> ::attnscan::sdk::Detector* { return new Class(*params); }, error, error_size);      \
   }                                                                                                  \
   extern "C" __attribute__((visibility("default"))) void attnscan_detector_destroy(                  \
       ::attnscan::sdk::Detector* d) noexcept {                                                       \
