@@ -123,7 +123,7 @@ if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
   cmake --build "$asan" -j "$jobs" --target core_tests engine_tests plugin_tests store_tests run_tests \
     tokenizer_replay readers_replay safetensors_replay config_replay
   log "running the C++ unit tests under ASan + UBSan"
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|fuzz_replay)$'
   log "fuzzing the tokenizer, the dataset readers, the safetensors header and the YAML config (${FUZZ_SECONDS:-60}s each)"
   scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
