@@ -35,9 +35,10 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
 # The report's tests open it in headless Chromium through Selenium.
-# The sanitizer build uses gcc; fuzzing uses clang's libFuzzer.
+# The sanitizer build uses gcc; fuzzing uses clang's libFuzzer; `attnscan slurm` is tested against a
+# single-node SLURM that the tests start.
 [ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium
-                                 clang libclang-rt-14-dev)
+                                 clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

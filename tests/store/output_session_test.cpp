@@ -8,6 +8,7 @@
 
 #include "attnscan/error.hpp"
 #include "store/output_session.hpp"
+#include "store/parts_folder.hpp"
 #include "support/test_paths.hpp"
 
 using namespace attnscan;
@@ -165,6 +166,24 @@ TEST(OutputSession, AFailureSaysWhatIsKept) {
   ASSERT_TRUE(empty.begin(identity(), scores_layout(), false, log));
   EXPECT_EQ(empty.failure_note(), "nothing was committed; no partial output is left behind.");
   EXPECT_FALSE(fs::exists(dir / "empty.h5.parts"));
+}
+
+}  // namespace
+
+namespace {
+
+// A status reader (attnscan slurm status) counts blocks while a writer commits: it must not touch
+// the writer's files; only the writer, on resume, clears what an interruption left.
+TEST(PartsFolder, CountingBlocksLeavesInFlightFilesAlone) {
+  const fs::path dir = test::scratch_dir("parts_reading");
+  for (const char* name : {"block-0000000000.h5", "block-0000000004.h5", "block-0000000008.h5.tmp", "block-0000000012.h5.spill"})
+    std::ofstream(dir / name) << "x";
+  EXPECT_EQ(committed_blocks(dir), (std::set<uint64_t>{0, 4}));
+  EXPECT_TRUE(fs::exists(dir / "block-0000000008.h5.tmp"));
+  remove_interrupted_commits(dir);
+  EXPECT_FALSE(fs::exists(dir / "block-0000000008.h5.tmp"));
+  EXPECT_FALSE(fs::exists(dir / "block-0000000012.h5.spill"));
+  EXPECT_EQ(committed_blocks(dir), (std::set<uint64_t>{0, 4}));
 }
 
 }  // namespace

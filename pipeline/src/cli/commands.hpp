@@ -12,5 +12,6 @@ int plugins_command(const std::vector<std::string>& args);
 int heads_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int plot_command(const std::vector<std::string>& args);
+int slurm_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

@@ -23,7 +23,8 @@ void usage(std::ostream& out) {
          "  plugins   list the detector plugins found, with outputs and parameters\n"
          "  heads     top heads per detector output of a result file, optionally by label\n"
          "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
-         "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n";
+         "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n"
+         "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
 }
 
 }  // namespace
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (command == "heads") return attnscan::cli::heads_command(args);
     if (command == "report") return attnscan::cli::report_command(args);
     if (command == "plot") return attnscan::cli::plot_command(args);
+    if (command == "slurm") return attnscan::cli::slurm_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

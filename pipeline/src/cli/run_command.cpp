@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 
@@ -18,19 +19,54 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return -1;
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw Error(std::string("$") + name + "='" + v + "' is not a number");
+  }
+}
+
+// "auto": this SLURM array task's shard, from SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of
+// SLURM_ARRAY_TASK_COUNT; "auto/N": task id SLURM_ARRAY_TASK_ID (or JOB_COMPLETION_INDEX of a
+// Kubernetes Indexed Job) of N, for arrays that are not 0..N-1.
+void parse_auto_shard(const std::string& text, int& index, int& count) {
+  const int task = env_int("SLURM_ARRAY_TASK_ID") >= 0 ? env_int("SLURM_ARRAY_TASK_ID") : env_int("JOB_COMPLETION_INDEX");
+  if (task < 0)
+    throw Error("--shard " + text + ": not inside a SLURM array task (no SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job "
+                "(no JOB_COMPLETION_INDEX); pass --shard i/N");
+  if (text == "auto") {
+    const int n = env_int("SLURM_ARRAY_TASK_COUNT"), min = env_int("SLURM_ARRAY_TASK_MIN");
+    if (n < 1 || min < 0) throw Error("--shard auto: needs SLURM_ARRAY_TASK_COUNT and SLURM_ARRAY_TASK_MIN; pass --shard auto/N");
+    index = task - min;
+    count = n;
+  } else {
+    index = task;
+    count = std::atoi(text.c_str() + 5);
+  }
+}
+
 void parse_shard(const std::string& text, int& index, int& count) {
   auto slash = text.find('/');
   try {
-    if (slash == std::string::npos) throw std::invalid_argument(text);
-    std::size_t used = 0;
-    index = std::stoi(text.substr(0, slash), &used);
-    if (used != slash) throw std::invalid_argument(text);
-    count = std::stoi(text.substr(slash + 1), &used);
-    if (used != text.size() - slash - 1) throw std::invalid_argument(text);
-  } catch (const std::exception&) {
-    throw Error("--shard " + text + ": expected i/N, e.g. 0/4");
+    if (text == "auto" || text.rfind("auto/", 0) == 0) {
+      if (text != "auto" && text.find_first_not_of("0123456789", 5) != std::string::npos) throw std::invalid_argument(text);
+      parse_auto_shard(text, index, count);
+    } else {
+      if (slash == std::string::npos) throw std::invalid_argument(text);
+      std::size_t used = 0;
+      index = std::stoi(text.substr(0, slash), &used);
+      if (used != slash) throw std::invalid_argument(text);
+      count = std::stoi(text.substr(slash + 1), &used);
+      if (used != text.size() - slash - 1) throw std::invalid_argument(text);
+    }
+  } catch (const std::logic_error&) {
+    throw Error("--shard " + text + ": expected i/N (e.g. 0/4), auto, or auto/N");
   }
-  if (count < 1 || index < 0 || index >= count) throw Error("--shard " + text + ": need 0 <= i < N");
+  if (count < 1 || index < 0 || index >= count)
+    throw Error("--shard " + text + ": shard " + std::to_string(index) + " of " + std::to_string(count) + ": need 0 <= i < N");
 }
 
 }  // namespace
@@ -44,7 +80,8 @@ int run_command(const std::vector<std::string>& args) {
       "set", po::value(&sets)->composing(), "override one option: --set key=value (repeatable)")(
       "output,o", po::value(&output), "output file (same as --set output.path=...)")(
       "model", po::value(&model), "Hugging Face BERT directory (same as --set model=...)")(
-      "shard", po::value(&shard)->default_value("0/1"), "process shard i of N (blocks b with b % N == i)")(
+      "shard", po::value(&shard)->default_value("0/1"),
+      "process shard i of N (blocks b with b % N == i); auto: this SLURM array task's; auto/N: task id of N")(
       "overwrite", "discard an existing output or unfinished parts instead of resuming")(
       "dump-config", "print the effective configuration and exit")("no-progress", "no progress bar or log lines");
   po::variables_map vm;
@@ -85,6 +122,7 @@ int run_command(const std::vector<std::string>& args) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);  // SLURM's warning before the time limit (--signal=USR1@T)
   return run_job(req, g_stop, std::cerr);
 }
 

@@ -61,6 +61,7 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
     if (!diff.empty())
       throw Error("refusing to resume into " + parts().string() + ": " + diff +
                   ". Rerun with the original settings, or pass --overwrite to start over");
+    remove_interrupted_commits(parts());
     committed_ = committed_blocks(parts());
     log << "resuming: " << committed_.size() << " block(s) already committed in " << parts().string() << "\n";
   } else {

@@ -57,22 +57,30 @@ RunIdentity read_identity(const fs::path& dir, std::string& shard) {
   return id;
 }
 
+namespace {
+
+bool ends_with(const std::string& name, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
 std::set<uint64_t> committed_blocks(const fs::path& dir) {
   std::set<uint64_t> done;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    auto ends = [&](const char* sfx) {
-      const std::size_t n = std::strlen(sfx);
-      return name.size() > n && name.compare(name.size() - n, n, sfx) == 0;
-    };
-    if (ends(".tmp") || ends(".spill")) {
-      fs::remove(entry.path());  // an interrupted block: redone
-      continue;
-    }
     uint64_t b = 0;
     if (std::sscanf(name.c_str(), "block-%" SCNu64 ".h5", &b) == 1 && name == block_name(b)) done.insert(b);
   }
   return done;
+}
+
+void remove_interrupted_commits(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (ends_with(name, ".tmp") || ends_with(name, ".spill")) fs::remove(entry.path());  // redone on resume
+  }
 }
 
 }  // namespace attnscan

@@ -16,7 +16,9 @@ std::string block_name(uint64_t block);  // block-NNNNNNNNNN.h5
 void write_identity(const std::filesystem::path& dir, const RunIdentity& id, int shard_index, int shard_count);
 RunIdentity read_identity(const std::filesystem::path& dir, std::string& shard);
 
-// Blocks committed so far; removes the leftovers of interrupted commits (*.tmp, *.spill).
+// Blocks committed so far (reads only: a running writer may be using the folder).
 std::set<uint64_t> committed_blocks(const std::filesystem::path& dir);
+// Removes the leftovers of interrupted commits (*.tmp, *.spill); only the folder's writer may call it.
+void remove_interrupted_commits(const std::filesystem::path& dir);
 
 }  // namespace attnscan
