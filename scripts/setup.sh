@@ -37,7 +37,7 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
 # The report's tests open it in headless Chromium through Selenium.
 # The sanitizer build uses gcc; fuzzing uses clang's libFuzzer; `attnscan slurm` is tested against a
 # single-node SLURM that the tests start.
-[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium
+[ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium python3-scipy
                                  clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do

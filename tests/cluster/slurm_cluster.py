@@ -50,6 +50,7 @@ SlurmdPort={port_d}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=cred_expire=5
 StateSaveLocation={self.dir}/state
 SlurmdSpoolDir={self.dir}/spool
 SlurmctldPidFile={self.dir}/slurmctld.pid

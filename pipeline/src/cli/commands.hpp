@@ -13,5 +13,6 @@ int heads_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int plot_command(const std::vector<std::string>& args);
 int slurm_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

@@ -11,6 +11,7 @@
 #include "cli/positional.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
+#include "analysis/statistics.hpp"
 #include "store/layout_file.hpp"
 #include "store/score_stats.hpp"
 
@@ -31,13 +32,18 @@ struct Row {
 
 int heads_command(const std::vector<std::string>& args) {
   std::string file, by, format = "table", only;
-  int top = 5, bins = 0;
+  int top = 5, bins = 0, resamples = 2000;
+  uint64_t seed = 1;
+  std::string ci = "normal";
   po::options_description opts("attnscan heads RESULT.h5: top heads per detector output");
   opts.add_options()("help,h", "show this help")("top,k", po::value(&top)->default_value(5), "heads per output")(
       "by", po::value(&by), "stratify by: label")("format", po::value(&format)->default_value("table"),
                                                   "table, csv or json")(
       "detector", po::value(&only), "only this detector")(
-      "bins", po::value(&bins)->default_value(0), "with --by label on a numeric label: K equal-width bins");
+      "bins", po::value(&bins)->default_value(0), "with --by label on a numeric label: K equal-width bins")(
+      "ci", po::value(&ci)->default_value("normal"), "normal (mean +- 1.96 s/sqrt(n)) or bootstrap (percentile)")(
+      "resamples", po::value(&resamples)->default_value(2000), "bootstrap draws with --ci bootstrap")(
+      "seed", po::value(&seed)->default_value(1), "seed of the bootstrap");
   std::vector<std::string> files;
   const auto vm = parse_with_files(args, opts, files, 1);
   if (!files.empty()) file = files[0];
@@ -49,6 +55,11 @@ int heads_command(const std::vector<std::string>& args) {
   if (file.empty()) throw Error("usage: attnscan heads RESULT.h5 [--top K] [--by label] [--format table|csv|json]");
   if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
   if (bins < 0 || (bins > 0 && by.empty())) throw Error("--bins K: K >= 1, and only with --by label");
+  if (ci != "normal" && ci != "bootstrap") throw Error("--ci " + ci + ": expected normal or bootstrap");
+  if (ci == "bootstrap" && resamples < 100) throw Error("--resamples " + std::to_string(resamples) + ": use at least 100");
+  const std::string ci_method = ci == "normal" ? std::string(kCiMethod)
+                                               : "percentile bootstrap over examples, " + std::to_string(resamples) +
+                                                     " resamples, seed " + std::to_string(seed);
   if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
   LayoutReader reader(file);
   const auto& p = reader.params();
@@ -65,11 +76,21 @@ int heads_command(const std::vector<std::string>& args) {
     for (const auto& [group, mask, size] : groups) {
       HeadStats s = compute_head_stats(reader.file(), so.key(), lh, mask.empty() ? nullptr : &mask);
       const std::vector<std::size_t> order = rank_heads(s.mean);
+      std::vector<float> values;  // per-example scores, read only for a bootstrap
+      if (ci == "bootstrap") values = reader.file().read_rows("scores/" + so.key() + "/values", 0, reader.examples());
       for (int r = 0; r < top && r < static_cast<int>(lh); ++r) {
         const std::size_t k = order[static_cast<std::size_t>(r)];
+        float lo = s.ci_low[k], hi = s.ci_high[k];
+        if (ci == "bootstrap") {
+          std::vector<double> column;
+          for (std::size_t i = 0; i < reader.examples(); ++i)
+            if (mask.empty() || mask[i]) column.push_back(values[i * lh + k]);
+          const auto [blo, bhi] = stats::bootstrap_mean_ci(column, resamples, seed + k);
+          lo = static_cast<float>(blo), hi = static_cast<float>(bhi);
+        }
         rows.push_back({so.detector, so.output, group, r + 1, static_cast<int64_t>(k) / p.model_heads,
-                        static_cast<int64_t>(k) % p.model_heads, s.mean[k], s.ci_low[k], s.ci_high[k], s.count[k],
-                        s.baseline_mean[k], s.mean[k] / s.baseline_mean[k]});
+                        static_cast<int64_t>(k) % p.model_heads, s.mean[k], lo, hi, s.count[k], s.baseline_mean[k],
+                        s.mean[k] / s.baseline_mean[k]});
       }
     }
   }
@@ -79,18 +100,18 @@ int heads_command(const std::vector<std::string>& args) {
       j.push_back({{"detector", r.detector}, {"output", r.output}, {"group", r.group}, {"rank", r.rank},
                    {"layer", r.layer}, {"head", r.head}, {"mean", r.mean}, {"ci_low", r.ci_low}, {"ci_high", r.ci_high},
                    {"count", r.count}, {"baseline", r.baseline}, {"lift", r.lift}});
-    std::cout << nlohmann::json({{"file", file}, {"indexing", "layer and head are 0-indexed"}, {"ci_method", kCiMethod},
+    std::cout << nlohmann::json({{"file", file}, {"indexing", "layer and head are 0-indexed"}, {"ci_method", ci_method},
                                  {"heads", j}})
                      .dump(2)
               << "\n";
   } else if (format == "csv") {
-    std::cout << "detector,output,group,rank,layer,head,mean,ci_low,ci_high,count,baseline,lift\n";
+    std::cout << "detector,output,group,rank,layer,head,mean,ci_low,ci_high,count,baseline,lift,ci_method\n";
     for (const auto& r : rows)
       std::cout << r.detector << "," << r.output << "," << r.group << "," << r.rank << "," << r.layer << "," << r.head
                 << "," << r.mean << "," << r.ci_low << "," << r.ci_high << "," << r.count << "," << r.baseline << ","
-                << r.lift << "\n";
+                << r.lift << ",\"" << ci_method << "\"\n";
   } else {
-    std::cout << "top " << top << " heads per detector output (layer-head, 0-indexed); 95% CI: " << kCiMethod << "\n";
+    std::cout << "top " << top << " heads per detector output (layer-head, 0-indexed); 95% CI: " << ci_method << "\n";
     std::string last;
     for (const auto& r : rows) {
       const std::string title = r.detector + "/" + r.output + (by.empty() ? "" : "  [" + by + " = " + r.group + "]");

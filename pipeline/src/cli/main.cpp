@@ -22,6 +22,7 @@ void usage(std::ostream& out) {
          "  attend    tokenize one sentence pair, run the model, show or dump its attention\n"
          "  plugins   list the detector plugins found, with outputs and parameters\n"
          "  heads     top heads per detector output of a result file, optionally by label\n"
+         "  compare   per-head tests of two runs (paired) or two label groups, with FDR control\n"
          "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
          "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n"
          "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     if (command == "report") return attnscan::cli::report_command(args);
     if (command == "plot") return attnscan::cli::plot_command(args);
     if (command == "slurm") return attnscan::cli::slurm_command(args);
+    if (command == "compare") return attnscan::cli::compare_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

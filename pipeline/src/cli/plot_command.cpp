@@ -40,7 +40,7 @@ int plot_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (file.empty() || dir.empty()) throw Error("usage: attnscan plot RESULT.h5 -o DIR [--example ID --layer L --head H]");
-  const report::ResultFile result(file);
+  const analysis::ResultFile result(file);
   const auto& p = result.params();
   std::vector<ScoreOutput> outputs = p.scores;
   if (!only.empty()) outputs = {result.output(only)};

@@ -43,7 +43,7 @@ int report_command(const std::vector<std::string>& args) {
   }
   if (output.empty()) output = std::filesystem::path(file).replace_extension(".html").string();
   const auto t0 = std::chrono::steady_clock::now();
-  const report::ResultFile result(file);
+  const analysis::ResultFile result(file);
   const auto data = report::report_data(result, o);
   const std::string page = report::render_page(data, title.empty() ? std::filesystem::path(file).filename().string() : title);
   report::write_file_atomically(output, page);

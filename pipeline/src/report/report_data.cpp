@@ -12,6 +12,9 @@
 
 namespace attnscan::report {
 
+using analysis::ScoredExample;
+using analysis::top_examples;
+
 using nlohmann::json;
 
 namespace {

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "report/result_file.hpp"
+#include "analysis/result_file.hpp"
 
 namespace attnscan::report {
+
+using analysis::ExampleView;
+using analysis::ResultFile;
 
 struct ReportOptions {
   std::size_t top = 3;       // top heads per detector output

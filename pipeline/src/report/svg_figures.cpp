@@ -10,6 +10,7 @@
 
 namespace attnscan::report {
 
+
 namespace {
 
 std::string num(double v, const char* format = "%.9g") {

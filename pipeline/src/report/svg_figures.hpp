@@ -3,9 +3,12 @@
 // the HTML report (report/palette.hpp).
 #include <string>
 
-#include "report/result_file.hpp"
+#include "analysis/result_file.hpp"
 
 namespace attnscan::report {
+
+using analysis::ExampleView;
+using analysis::ResultFile;
 
 // L x H heatmap of the mean score with axis labels and a colour bar marked at the uniform baseline.
 // Every cell is a <rect class="cell"> with data-layer, data-head and data-value (the mean, %.9g).

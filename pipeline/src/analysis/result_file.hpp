@@ -9,7 +9,7 @@
 #include "store/output_file.hpp"
 #include "store/score_stats.hpp"
 
-namespace attnscan::report {
+namespace attnscan::analysis {
 
 // One example with its tokens and its stored attention [stored layer][stored head][query][key].
 struct ExampleView {
@@ -62,4 +62,4 @@ struct ScoredExample {
 std::vector<std::vector<ScoredExample>> top_examples(const ResultFile& file, const ScoreOutput& so,
                                                    const std::vector<std::size_t>& heads, std::size_t k);
 
-}  // namespace attnscan::report
+}  // namespace attnscan::analysis

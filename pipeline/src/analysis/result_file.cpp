@@ -1,4 +1,4 @@
-#include "report/result_file.hpp"
+#include "analysis/result_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "attnscan/error.hpp"
 
-namespace attnscan::report {
+namespace attnscan::analysis {
 
 namespace {
 
@@ -133,4 +133,4 @@ std::vector<std::vector<ScoredExample>> top_examples(const ResultFile& file, con
   return out;
 }
 
-}  // namespace attnscan::report
+}  // namespace attnscan::analysis

@@ -1,0 +1,138 @@
+// `attnscan compare A.h5 B.h5` (paired, per head) and `attnscan compare RESULT.h5 --by label`.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "analysis/compare.hpp"
+#include "attnscan/error.hpp"
+#include "cli/commands.hpp"
+#include "cli/positional.hpp"
+
+namespace po = boost::program_options;
+
+namespace attnscan::cli {
+
+namespace {
+
+nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+// The rows to print: the top K per detector output (rows come sorted by effect size), those with q < Q.
+std::vector<const analysis::CompareRow*> shown(const analysis::Comparison& c, int top, double q_max) {
+  std::vector<std::string> outputs;  // in the order the file lists them
+  std::map<std::string, std::vector<const analysis::CompareRow*>> by_output;
+  for (const auto& r : c.rows) {
+    const std::string key = r.detector + "/" + r.output;
+    if (!by_output.count(key)) outputs.push_back(key);
+    auto& list = by_output[key];
+    if (q_max > 0 && !(r.q < q_max)) continue;
+    if (top > 0 && static_cast<int>(list.size()) >= top) continue;
+    list.push_back(&r);
+  }
+  std::vector<const analysis::CompareRow*> rows;
+  for (const auto& key : outputs) rows.insert(rows.end(), by_output[key].begin(), by_output[key].end());
+  return rows;
+}
+
+void print_json(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows) {
+  nlohmann::json heads = nlohmann::json::array();
+  for (const auto* r : rows) {
+    const auto& t = r->test;
+    heads.push_back({{"detector", r->detector}, {"output", r->output}, {"layer", r->layer}, {"head", r->head},
+                     {"n", t.n}, {"mean_a", number(t.mean_a)}, {"mean_b", number(t.mean_b)}, {"effect", number(t.effect)},
+                     {"ci_low", number(t.ci_low)}, {"ci_high", number(t.ci_high)}, {"t", number(t.t)}, {"df", number(t.df)},
+                     {"p", number(t.p)}, {"p_permutation", number(t.p_permutation)},
+                     {"standardized", number(t.standardized)}, {"q", number(r->q)}, {"why_nan", t.why_nan}});
+  }
+  std::cout << nlohmann::json({{"kind", c.kind}, {"a", c.a}, {"b", c.b}, {"heads_note", c.heads_note}, {"method", c.method},
+                               {"indexing", "layer and head are 0-indexed"}, {"tests", c.rows.size()}, {"heads", heads}})
+                   .dump(2)
+            << "\n";
+}
+
+void print_csv(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows) {
+  std::cout << "detector,output,layer,head,n,mean_a,mean_b,effect,ci_low,ci_high,t,df,p,p_permutation,standardized,q,method\n";
+  for (const auto* r : rows) {
+    const auto& t = r->test;
+    std::cout << std::setprecision(9) << r->detector << "," << r->output << "," << r->layer << "," << r->head << "," << t.n
+              << "," << t.mean_a << "," << t.mean_b << "," << t.effect << "," << t.ci_low << "," << t.ci_high << "," << t.t
+              << "," << t.df << "," << t.p << "," << t.p_permutation << "," << t.standardized << "," << r->q << ",\""
+              << c.method << "\"\n";
+  }
+}
+
+void print_table(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows, double q_mark) {
+  const bool corr = c.kind == "correlation";
+  std::cout << (c.kind == "paired" ? "A = " + c.a + "\nB = " + c.b : corr ? std::string("score vs label") : "A = label " + c.a + ", B = label " + c.b)
+            << "\n" << c.method << "\n" << (c.heads_note.empty() ? "" : c.heads_note + "\n")
+            << "layer-head 0-indexed; * = q < " << q_mark << "\n";
+  std::string last;
+  for (const auto* r : rows) {
+    const std::string title = r->detector + "/" + r->output;
+    if (title != last) {
+      std::cout << "\n" << title << "\n"
+                << (corr ? "  head       n      rho    95% CI              p          q\n"
+                         : "  head       n   mean A   mean B   effect   95% CI              p          p perm     " +
+                               std::string(c.kind == "paired" ? "d_z" : "g  ") + "     q\n");
+      last = title;
+    }
+    const auto& t = r->test;
+    std::cout << "  " << std::setw(2) << r->layer << "-" << std::left << std::setw(3) << r->head << std::right << std::setw(8)
+              << t.n << std::fixed << std::setprecision(4);
+    if (!corr) std::cout << " " << std::setw(8) << t.mean_a << " " << std::setw(8) << t.mean_b;
+    std::cout << " " << std::setw(8) << t.effect << "  [" << std::setw(7) << t.ci_low << ", " << std::setw(7) << t.ci_high << "]"
+              << std::scientific << std::setprecision(2) << "  " << std::setw(9) << t.p;
+    if (!corr) std::cout << "  " << std::setw(9) << t.p_permutation << std::fixed << std::setprecision(3) << "  " << std::setw(6) << t.standardized;
+    std::cout << std::scientific << std::setprecision(2) << "  " << std::setw(9) << r->q << (r->q < q_mark ? " *" : "")
+              << (t.why_nan.empty() ? "" : "  (" + t.why_nan + ")") << std::defaultfloat << "\n";
+  }
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& args) {
+  analysis::CompareOptions o;
+  std::string by, format = "table", groups;
+  int top = 5;
+  double q = 0;
+  po::options_description opts("attnscan compare A.h5 B.h5 | RESULT.h5 --by label: per-head tests with FDR control");
+  opts.add_options()("help,h", "show this help")("by", po::value(&by), "label: two label groups of one file")(
+      "groups", po::value(&groups), "A,B: the label groups (default: the two largest)")(
+      "resamples", po::value(&o.resamples)->default_value(1000), "permutation resamples (and bootstrap draws); >= 100")(
+      "seed", po::value(&o.seed)->default_value(1), "seed of the resampling (results are reproducible)")(
+      "ci", po::value(&o.ci)->default_value("normal"), "normal (t-based) or bootstrap (percentile)")(
+      "top", po::value(&top)->default_value(5), "rows per detector output, by effect size (0: all)")(
+      "q", po::value(&q)->default_value(0), "only heads with Benjamini-Hochberg q below this (0: no filter)")(
+      "format", po::value(&format)->default_value("table"), "table, csv or json");
+  std::vector<std::string> files;
+  const auto vm = parse_with_files(args, opts, files, 2);
+  if (vm.count("help")) {
+    std::cout << opts << "\nSee docs/statistics.md for the tests and how they were checked.\n";
+    return 0;
+  }
+  if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
+  if (o.ci != "normal" && o.ci != "bootstrap") throw Error("--ci " + o.ci + ": expected normal or bootstrap");
+  if (o.resamples < 100) throw Error("--resamples " + std::to_string(o.resamples) + ": use at least 100 (p-values below 1/(R+1) cannot show)");
+  if (!groups.empty()) {
+    const auto comma = groups.find(',');
+    if (comma == std::string::npos) throw Error("--groups " + groups + ": expected two labels, A,B");
+    o.groups = {groups.substr(0, comma), groups.substr(comma + 1)};
+  }
+  analysis::Comparison c;
+  if (by == "label" && files.size() == 1) {
+    c = analysis::compare_label_groups(analysis::ResultFile(files[0]), o);
+  } else if (by.empty() && files.size() == 2) {
+    c = analysis::compare_files(analysis::ResultFile(files[0]), analysis::ResultFile(files[1]), o);
+  } else {
+    throw Error("usage: attnscan compare A.h5 B.h5 [options]  or  attnscan compare RESULT.h5 --by label [options]");
+  }
+  const auto rows = shown(c, top, q);
+  if (format == "json") print_json(c, rows);
+  else if (format == "csv") print_csv(c, rows);
+  else print_table(c, rows, q > 0 ? q : 0.05);
+  return 0;
+}
+
+}  // namespace attnscan::cli
