@@ -283,6 +283,97 @@ def test_bad_input_is_refused():
     assert row["p"] is None and "fewer than 2 examples" in row["why_nan"], row
 
 
+def js_matrix(f):
+    """Mean JS divergence (natural log) between heads over all query tokens, from the stored attention."""
+    L, H = len(f["attention"].attrs["layers"]), len(f["attention"].attrs["heads"])
+    k = L * H
+    total, queries = np.zeros((k, k)), 0
+    for i in range(len(f["examples/index"])):
+        o = int(f["examples/attention_offset"][i])
+        if o < 0:
+            continue
+        n = int(f["examples/n_tokens"][i])
+        a = f["attention/values"][o:o + k * n * n].astype(np.float64).reshape(k, n, n)
+        xlogx = lambda x: np.where(x > 0, x * np.log(np.where(x > 0, x, 1)), 0.0)  # noqa: E731
+        ent = xlogx(a).sum(-1)  # [k, n]
+        for p_ in range(k):
+            m = (a[p_][None] + a) / 2
+            total[p_] += (0.5 * (ent[p_][None] + ent) - xlogx(m).sum(-1)).sum(-1)
+        queries += n
+    return total / queries
+
+
+def classical_mds(d, dims=2):
+    n = len(d)
+    j = np.eye(n) - np.ones((n, n)) / n
+    b = -0.5 * j @ (d ** 2) @ j
+    values, vectors = np.linalg.eigh(b)
+    top = np.argsort(values)[::-1][:dims]
+    return vectors[:, top] * np.sqrt(np.maximum(values[top], 0))
+
+
+def pairwise(x):
+    return np.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(-1))
+
+
+def test_similarity_matches_numpy():
+    model_dir()
+    f = out("sim.h5")
+    attnscan("run", "-c", "configs/default.yaml", "--set", "output.layers=1,3", "-o", f, "--no-progress")
+    csv = attnscan("similarity", f, "--format", "csv").stdout.splitlines()
+    got = np.array([[float(x) for x in line.split(",")[1:]] for line in csv[1:]])
+    with h5py.File(f, "r") as h:
+        ref = js_matrix(h)
+        g = h["analysis/head_similarity"]
+        stored, mds = g["js_divergence"][...], g["mds"][...]
+        assert g.attrs["examples"] == 10 and list(g["layer"][:3]) == [1, 1, 1], dict(g.attrs)
+    assert got.shape == (24, 24) and csv[0].startswith("head,1-0,1-1"), csv[0][:40]
+    assert np.abs(got - ref).max() <= 1e-7 * np.abs(ref).max() + 1e-12, np.abs(got - ref).max()
+    assert np.allclose(stored, ref, rtol=1e-6, atol=1e-9)
+    assert np.allclose(pairwise(mds), pairwise(classical_mds(ref)), rtol=1e-4, atol=1e-6)
+    print(f"JS divergence of {len(ref)} heads equals numpy (max diff {np.abs(got - ref).max():.2g}); "
+          "MDS distances equal numpy's classical MDS")
+    plain = out("no_attention.h5")
+    attnscan("run", "-c", "configs/default.yaml", "--set", "output.attention_every=0", "-o", plain, "--no-progress")
+    p = attnscan("similarity", plain, check=False)
+    assert p.returncode != 0 and "needs attention" in p.stderr, p.stderr
+
+
+def test_one_detector_two_parameter_sets():
+    model_dir()
+    data = out("stems.tsv")  # words that match only by their stem
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\nShe plays and played games.\tPlaying is fun.\n"
+                "The runner runs.\tWe walked while walking home.\nJumps and jumping.\tNothing here.\n")
+    cfg = out("alias.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"dataset:\n  path: {data}\ndetectors:\n  - same_sentence_match\n"
+                "  - {name: same_sentence_match, match: stem, as: same_sentence_stem}\n")
+    both = out("both.h5")
+    attnscan("run", "-c", cfg, "-o", both, "--no-progress")
+    stem_only = out("stem.h5")
+    with open(out("stem.yaml"), "w") as f:
+        f.write(f"dataset:\n  path: {data}\ndetectors:\n  - {{name: same_sentence_match, match: stem}}\n")
+    attnscan("run", "-c", out("stem.yaml"), "-o", stem_only, "--no-progress")
+    with h5py.File(both, "r") as x, h5py.File(stem_only, "r") as y:
+        assert list(x["scores"].attrs["outputs"]) == ["same_sentence_match/same_sentence_match",
+                                                     "same_sentence_stem/same_sentence_match"]
+        assert x["scores/same_sentence_stem"].attrs["plugin"] == "same_sentence_match"
+        assert x["scores/same_sentence_stem"].attrs["parameters"] == "match=stem"
+        a, b = x["scores/same_sentence_stem/same_sentence_match/values"][...], y["scores/same_sentence_match/same_sentence_match/values"][...]
+        assert np.array_equal(a, b, equal_nan=True)
+        assert not np.array_equal(a, x["scores/same_sentence_match/same_sentence_match/values"][...], equal_nan=True)
+    heads = attnscan("heads", both, "--detector", "same_sentence_stem", "--top", "1", "--format", "csv").stdout
+    assert heads.splitlines()[1].startswith("same_sentence_stem,same_sentence_match,all,1,"), heads
+    attnscan("compare", both, both, "--format", "json")
+    attnscan("report", both, "-o", out("alias.html"))
+    assert "same_sentence_stem/same_sentence_match" in open(out("alias.html")).read()
+    with open(cfg, "a") as f:
+        f.write("  - {name: next_token, as: same_sentence_stem}\n")
+    p = attnscan("run", "-c", cfg, "-o", out("dup.h5"), check=False)
+    assert p.returncode != 0 and "'same_sentence_stem' listed twice" in p.stderr, p.stderr
+
+
 def main():
     global BIN
     BIN = os.path.abspath(sys.argv[1])

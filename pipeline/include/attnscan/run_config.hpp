@@ -22,12 +22,14 @@ class ConfigError : public Error {
 
 // One entry of `detectors:`: a plugin name and its parameters as text (checked by the plugin host).
 struct DetectorConfig {
-  std::string name;
+  std::string name;  // the plugin's detector name
+  std::string as;    // another name for its scores (`as:`), so one plugin can run with two parameter sets
   std::map<std::string, std::string> params;
   // Where the entry and each parameter were written ("file.yaml:12" or "--set ..."), for errors.
   std::string where;
   std::map<std::string, std::string> param_where;
-  bool operator==(const DetectorConfig& o) const { return name == o.name && params == o.params; }
+  const std::string& effective_name() const { return as.empty() ? name : as; }
+  bool operator==(const DetectorConfig& o) const { return name == o.name && as == o.as && params == o.params; }
 };
 
 struct RunConfig {

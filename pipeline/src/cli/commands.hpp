@@ -14,5 +14,6 @@ int report_command(const std::vector<std::string>& args);
 int plot_command(const std::vector<std::string>& args);
 int slurm_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
+int similarity_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

@@ -23,6 +23,7 @@ void usage(std::ostream& out) {
          "  plugins   list the detector plugins found, with outputs and parameters\n"
          "  heads     top heads per detector output of a result file, optionally by label\n"
          "  compare   per-head tests of two runs (paired) or two label groups, with FDR control\n"
+         "  similarity  Jensen-Shannon divergence between heads and its 2-D MDS embedding, stored in the file\n"
          "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
          "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n"
          "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
     if (command == "plot") return attnscan::cli::plot_command(args);
     if (command == "slurm") return attnscan::cli::slurm_command(args);
     if (command == "compare") return attnscan::cli::compare_command(args);
+    if (command == "similarity") return attnscan::cli::similarity_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

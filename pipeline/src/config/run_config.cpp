@@ -228,6 +228,7 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
               if (!p->second.IsScalar() && !p->second.IsNull())
                 throw ConfigError(at + ": detectors: parameter '" + pk + "' must be a single value");
               if (pk == "name") d.name = p->second.Scalar();
+              else if (pk == "as") d.as = p->second.Scalar();
               else d.params[pk] = p->second.IsNull() ? "" : p->second.Scalar();
               d.param_where[pk] = file.string() + ":" + std::to_string(p->first.Mark().line + 1);
             }
@@ -235,8 +236,12 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
             throw ConfigError(at + ": detectors: each entry is a plugin name or {name: ..., parameters}");
           }
           if (d.name.empty()) throw ConfigError(at + ": detectors: entry without a name");
+          if (d.effective_name().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+            throw ConfigError(at + ": detectors: as: '" + d.as + "': use lowercase letters, digits and _");
           for (const auto& e : detectors_)
-            if (e.name == d.name) throw ConfigError(at + ": detectors: '" + d.name + "' listed twice");
+            if (e.effective_name() == d.effective_name())
+              throw ConfigError(at + ": detectors: '" + d.effective_name() +
+                                "' listed twice (to run one detector with two parameter sets, name one with as: NAME)");
           detectors_.push_back(std::move(d));
         }
         continue;
@@ -282,7 +287,7 @@ void ConfigBuilder::set_detectors(const std::string& names, const std::string& w
     if (!name.empty()) {
       for (const auto& e : detectors_)
         if (e.name == name) throw ConfigError(where + ": detectors: '" + name + "' listed twice");
-      detectors_.push_back({name, {}, where, {}});
+      detectors_.push_back({name, "", {}, where, {}});
     }
 }
 
@@ -379,7 +384,7 @@ std::string ConfigBuilder::identity() const {
   }
   out += "detectors:";
   for (const auto& d : detectors_) {
-    out += " " + d.name + "(";
+    out += " " + d.name + (d.as.empty() ? "" : " as " + d.as) + "(";
     for (const auto& [k, v] : d.params) out += k + "=" + v + ";";
     out += ")";
   }
@@ -407,6 +412,7 @@ std::string ConfigBuilder::dump() const {
   out << YAML::Key << "detectors" << YAML::Value << YAML::BeginSeq;
   for (const auto& d : detectors_) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << d.name;
+    if (!d.as.empty()) out << YAML::Key << "as" << YAML::Value << d.as;
     for (const auto& [k, v] : d.params) out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
     out << YAML::EndMap;
   }

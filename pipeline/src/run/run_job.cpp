@@ -95,11 +95,14 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
   PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
   for (const auto& d : cfg.detectors) {
     detectors.push_back(load_configured(host, d));
+    const std::string plugin = detectors.back().info.name;
+    detectors.back().info.name = d.effective_name();  // scores, errors and identity use the name it is stored under
     const auto& info = detectors.back().info;
     identity.detector_builds += info.name + " " + info.version + " " + sha256_file(detectors.back().file) + "\n";
     std::string params;
     for (const auto& [k, v] : detectors.back().params) params += (params.empty() ? "" : ", ") + k + "=" + param_value_text(v);
-    for (const auto& o : info.outputs) layout.scores.push_back({info.name, o, info.version, info.description, params});
+    for (const auto& o : info.outputs)
+      layout.scores.push_back({info.name, o, info.version, info.description, params, plugin == info.name ? "" : plugin});
   }
   return detectors;
 }

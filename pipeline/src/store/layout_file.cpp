@@ -94,6 +94,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
     f.set_attr("/scores/" + so.detector, "parameters", so.parameters);
+    f.set_attr("/scores/" + so.detector, "plugin", so.plugin.empty() ? so.detector : so.plugin);
     keys.push_back(so.key());
   }
   if (!keys.empty()) f.set_attr("/scores", "outputs", keys);
@@ -149,8 +150,10 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   if (f.has_attr("/scores", "outputs")) {
     for (const std::string& key : f.attr_strings("/scores", "outputs")) {
       const std::string detector = key.substr(0, key.find('/')), group = "/scores/" + detector;
+      const std::string plugin = f.has_attr(group, "plugin") ? f.attr_string(group, "plugin") : detector;
       params_.scores.push_back({detector, key.substr(detector.size() + 1), f.attr_string(group, "version"),
-                                f.attr_string(group, "description"), f.attr_string(group, "parameters")});
+                                f.attr_string(group, "description"), f.attr_string(group, "parameters"),
+                                plugin == detector ? "" : plugin});
     }
   }
   n_examples_ = f.length("examples/index");

@@ -14,6 +14,7 @@ inline constexpr int64_t kFormatVersion = 1;
 // One detector output stored under /scores/<detector>/<output>/.
 struct ScoreOutput {
   std::string detector, output, version, description, parameters;
+  std::string plugin;  // the plugin's own name when `detector` is an alias (`as:`), else empty
   std::string key() const { return detector + "/" + output; }
 };
 
