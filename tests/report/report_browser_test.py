@@ -342,6 +342,40 @@ def test_report_label_groups():
     assert '"name":"[0.1, 2.55)"' in open(out("binned.html")).read()
 
 
+def test_report_compare_and_similarity():
+    """--compare B.h5: difference heatmaps marking exactly the heads `attnscan compare` finds at q < 0.05;
+    the head-similarity embedding once `attnscan similarity` ran."""
+    model_dir()
+    a = sample_run("fp32.h5")
+    b = sample_run("bf16.h5", "engine.precision=bf16")
+    run("similarity", a)
+    html = out("compare.html")
+    run("report", a, "--compare", b, "-o", html)
+    tests = json.loads(run("compare", a, b, "--top", "0", "--format", "json").stdout)["heads"]
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        figs = driver.find_elements("css selector", "#comparison .figure.heatmap")
+        assert len(figs) == 9, len(figs)
+        for fig in figs:
+            key = fig.get_attribute("data-name").replace("-compare-heatmap", "")
+            det, output = key.split("-", 1)
+            marked = driver.execute_script(
+                "return Array.from(arguments[0].querySelectorAll('rect.cell[data-significant]')).map("
+                "(c) => [+c.dataset.layer, +c.dataset.head]);", fig)
+            want = sorted([h["layer"], h["head"]] for h in tests
+                          if h["detector"] == det and h["output"] == output and h["q"] is not None and h["q"] < 0.05)
+            assert sorted(marked) == want, (key, len(marked), len(want))
+            assert len(fig.find_elements("css selector", "rect.cell")) == 72
+        points = driver.find_elements("css selector", "#similarity circle.head-point")
+        assert len(points) == 72, len(points)
+        assert {p.get_attribute("data-layer") for p in points} == {str(i) for i in range(6)}
+        screenshot_sections(driver, "compare")
+    finally:
+        driver.quit()
+
+
 def test_long_example_stays_usable():
     """A pair of 512 tokens: the head view thresholds its lines, the model view draws canvases."""
     model_dir()

@@ -74,7 +74,8 @@ Comparison compare_files(const ResultFile& a, const ResultFile& b, const Compare
                    std::to_string(pb.model_heads) + ")";
   c.method = "paired t-test over examples where both define the score; 95% CI " +
              (o.ci == "bootstrap" ? resampling_text(o, "percentile bootstrap of the mean difference") : std::string("t-based")) +
-             "; sign-flip permutation p " + resampling_text(o, "") + "; Cohen's d_z; Benjamini-Hochberg q over all tests";
+             (o.resamples > 0 ? "; sign-flip permutation p " + resampling_text(o, "") : std::string()) +
+             "; Cohen's d_z; Benjamini-Hochberg q over all tests";
   std::set<std::string> in_b;
   for (const auto& so : pb.scores) in_b.insert(so.key());
   uint64_t test = 0;
@@ -144,7 +145,8 @@ Comparison compare_label_groups(const ResultFile& f, const CompareOptions& o) {
     c.method = "Welch's t-test of label " + c.a + " vs " + c.b + "; 95% CI " +
                (o.ci == "bootstrap" ? resampling_text(o, "percentile bootstrap of the difference of means")
                                     : std::string("Welch t-based")) +
-               "; label permutation p " + resampling_text(o, "") + "; Hedges' g; Benjamini-Hochberg q over all tests";
+               (o.resamples > 0 ? "; label permutation p " + resampling_text(o, "") : std::string()) +
+               "; Hedges' g; Benjamini-Hochberg q over all tests";
   }
   const auto labels = file.read<double>("examples/label_value", 0, f.examples());
   uint64_t test = 0;

@@ -25,7 +25,9 @@ int report_command(const std::vector<std::string>& args) {
       "by", po::value(&by), "label: require the label sections (shown whenever the file has labels)")(
       "bins", po::value(&o.bins)->default_value(0), "K equal-width bins for a continuous label")(
       "groups", po::value(&groups), "A,B: the label groups of the difference heatmaps (default: the two largest)")(
-      "title", po::value(&title), "page title (default: the file name)");
+      "title", po::value(&title), "page title (default: the file name)")(
+      "compare", po::value(&o.compare), "B.h5: the same examples through another model or configuration; "
+                                        "difference heatmaps A - B with significant heads marked");
   std::vector<std::string> files;
   const auto vm = parse_with_files(args, opts, files, 1);
   if (!files.empty()) file = files[0];

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/compare.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "attnscan/error.hpp"
@@ -87,6 +88,38 @@ std::pair<int, int> difference_pair(const std::vector<LabelGroup>& groups, const
   return {std::max(order[0], order[1]), std::min(order[0], order[1])};
 }
 
+// Per output key: q (and the test's numbers) of every (layer, head) of `c`, as [L*H] arrays of the page.
+json significance(const analysis::Comparison& c, int64_t layers, int64_t heads) {
+  json out = json::object();
+  for (const auto& r : c.rows) {
+    const std::string key = r.detector + "/" + r.output;
+    if (!out.contains(key))
+      for (const char* f : {"effect", "ci_low", "ci_high", "p", "q"}) out[key][f] = json(std::vector<json>(static_cast<std::size_t>(layers * heads)));
+    const std::size_t k = static_cast<std::size_t>(r.layer * heads + r.head);
+    if (r.layer >= layers || r.head >= heads) continue;
+    auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    out[key]["effect"][k] = number(r.test.effect);
+    out[key]["ci_low"][k] = number(r.test.ci_low);
+    out[key]["ci_high"][k] = number(r.test.ci_high);
+    out[key]["p"][k] = number(r.test.p);
+    out[key]["q"][k] = number(r.q);
+  }
+  return out;
+}
+
+// The 2-D embedding of `attnscan similarity`, when the file holds one.
+json similarity_points(const ResultFile& file) {
+  const auto& f = file.reader().file();
+  if (!f.exists("analysis/head_similarity/mds")) return nullptr;
+  const auto mds = f.read_rows("analysis/head_similarity/mds", 0, f.dims("analysis/head_similarity/mds")[0]);
+  const std::size_t k = mds.size() / 2;
+  const auto layer = f.read_rows("analysis/head_similarity/layer", 0, k), head = f.read_rows("analysis/head_similarity/head", 0, k);
+  json points = json::array();
+  for (std::size_t i = 0; i < k; ++i) points.push_back({mds[2 * i], mds[2 * i + 1], layer[i], head[i]});
+  return {{"points", points}, {"method", f.attr_string("/analysis/head_similarity", "method")},
+          {"mds_method", f.attr_string("/analysis/head_similarity", "mds_method")}};
+}
+
 }  // namespace
 
 std::string encode_attention(const std::vector<float>& attention) {
@@ -127,6 +160,21 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
   const auto [ga, gb] = difference_pair(groups, o, file);
   data["labels"] = {{"note", label_note}, {"groups", json::array()}, {"difference", ga < 0 ? json(nullptr) : json({groups[ga].name, groups[gb].name})}};
   for (const auto& g : groups) data["labels"]["groups"].push_back({{"name", g.name}, {"size", g.size}});
+  analysis::CompareOptions tests;
+  tests.resamples = 0;  // the page marks heads by the t-test's BH q; permutations are `attnscan compare`'s
+  if (ga >= 0 && o.bins <= 0) {  // Welch per head for the two groups of the difference heatmaps
+    tests.groups = {groups[ga].name, groups[gb].name};
+    const auto c = analysis::compare_label_groups(file, tests);
+    data["labels"]["tests"] = significance(c, p.model_layers, p.model_heads);
+    data["labels"]["method"] = c.method;
+  }
+  if (!o.compare.empty()) {
+    const ResultFile other(o.compare);
+    const auto c = analysis::compare_files(file, other, tests);
+    data["comparison"] = {{"a", c.a}, {"b", c.b}, {"method", c.method}, {"heads_note", c.heads_note},
+                          {"tests", significance(c, p.model_layers, p.model_heads)}};
+  }
+  data["similarity"] = similarity_points(file);
 
   std::map<std::size_t, json> shown;  // examples on the page, by position
   json outputs = json::array();

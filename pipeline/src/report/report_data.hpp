@@ -2,6 +2,7 @@
 // Everything the HTML report shows, as one JSON document: the aggregates of every detector output,
 // the top heads with the examples that show them most strongly, label groups, and the tokens and
 // attention of only the examples on the page (so its size does not grow with the file).
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct ReportOptions {
   bool by_label = false;     // require label sections (they appear whenever the file has labels)
   int bins = 0;              // bins for a continuous label (without: no label sections, and a note)
   std::vector<std::string> groups;  // the two label groups of the difference heatmap (default: the two largest)
+  std::filesystem::path compare;    // a second result file on the same examples: difference heatmaps A - B
 };
 
 nlohmann::json report_data(const ResultFile& file, const ReportOptions& options);

@@ -14,6 +14,9 @@
     if (parent) parent.appendChild(e);
     return e;
   }
+  // Colour-bar ends: small differences keep their digits.
+  const fmtScale = (x) => (x !== 0 && Math.abs(x) < 0.01 ? Number(x).toExponential(1) : Number(x).toFixed(3));
+  const fmtP = (x) => (x === null || x === undefined ? "n/a" : Number(x).toExponential(2));
   const fmt = (x, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? "n/a" : Number(x).toFixed(d));
   const headColour = (h) => DATA.palette.heads[h % DATA.palette.heads.length];
   function hexToRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
@@ -116,6 +119,11 @@
           "data-layer": l, "data-head": h, "data-mean": v === null ? "" : v }, svg);
         r.addEventListener("mousemove", (evt) => showTip(evt, opts.tip ? opts.tip(k) : cellTip(stats, l, h)));
         r.addEventListener("mouseleave", hideTip);
+        if (opts.marks && opts.marks[k]) {  // a significant head: a dot in the cell
+          r.setAttribute("data-significant", "1");
+          el("svg:circle", { class: "significant", cx: left + h * cw + cw / 2 - 0.5, cy: top + l * ch + ch / 2 - 0.5, r: 3.5,
+            fill: "#111", "pointer-events": "none" }, svg);
+        }
       }
     // colour bar
     const bx = left + H * cw + 16, by = top, bh = L * ch;
@@ -125,11 +133,11 @@
       el("svg:rect", { x: bx, y: by + (i * bh) / steps, width: 14, height: bh / steps + 0.5, fill: divergingColour(position(v, d.lo, d.baseline, d.hi)) }, svg);
     }
     const yOf = (v) => by + (d.hi === d.lo ? bh / 2 : ((d.hi - v) / (d.hi - d.lo)) * bh);
-    el("svg:text", { x: bx + 18, y: by + 8 }, svg, fmt(d.hi, 3));
-    el("svg:text", { x: bx + 18, y: by + bh }, svg, fmt(d.lo, 3));
+    el("svg:text", { x: bx + 18, y: by + 8 }, svg, fmtScale(d.hi));
+    el("svg:text", { x: bx + 18, y: by + bh }, svg, fmtScale(d.lo));
     el("svg:line", { x1: bx - 3, x2: bx + 17, y1: yOf(d.baseline), y2: yOf(d.baseline), stroke: "#000", "stroke-width": 2, class: "baseline-mark" }, svg);
     const yb = Math.min(by + bh - 14, Math.max(by + 20, yOf(d.baseline) + 4));  // clear of the hi / lo labels
-    el("svg:text", { x: bx + 18, y: yb, "font-weight": "bold" }, svg, (opts.baselineLabel || "baseline ") + fmt(d.baseline, 3));
+    el("svg:text", { x: bx + 18, y: yb, "font-weight": "bold" }, svg, opts.baselineLabel || "baseline " + fmtScale(d.baseline));
     fig.appendChild(svg);
     exportBar(fig, name, svgFigure(svg));
     return fig;
@@ -395,10 +403,12 @@
       if (lab.difference) {
         const A = o.groups.find((g) => g.name === lab.difference[0]).stats, B = o.groups.find((g) => g.name === lab.difference[1]).stats;
         const diff = A.mean.map((a, k) => (a === null || B.mean[k] === null ? null : a - B.mean[k]));
-        const stats = { mean: diff };
-        heatmap(figs, `${lab.difference[0]} minus ${lab.difference[1]}`, stats, `${safe(o.detector)}-${safe(o.output)}-difference-heatmap`, {
-          baseline: 0, baselineLabel: "no difference ",
-          tip: (k) => `layer ${Math.floor(k / H)}, head ${k % H} (0-indexed)\n${lab.difference[0]}: ${fmt(A.mean[k])} (n ${A.count[k]})\n${lab.difference[1]}: ${fmt(B.mean[k])} (n ${B.count[k]})\ndifference ${fmt(diff[k])}` });
+        const t = lab.tests ? lab.tests[o.key] : null;
+        heatmap(figs, `${lab.difference[0]} minus ${lab.difference[1]}${t ? " (dot: BH q < 0.05)" : ""}`, { mean: diff },
+          `${safe(o.detector)}-${safe(o.output)}-difference-heatmap`, {
+          baseline: 0, baselineLabel: "no difference", marks: t ? t.q.map((q) => q !== null && q < 0.05) : null,
+          tip: (k) => `layer ${Math.floor(k / H)}, head ${k % H} (0-indexed)\n${lab.difference[0]}: ${fmt(A.mean[k])} (n ${A.count[k]})\n${lab.difference[1]}: ${fmt(B.mean[k])} (n ${B.count[k]})\ndifference ${fmt(diff[k])}` +
+            (t ? `\nWelch p ${fmtP(t.p[k])}, q ${fmtP(t.q[k])}` : "") });
       }
     });
   }
@@ -416,10 +426,52 @@
     modelView(s, ex, (l, h) => { current.remove(); current = headView(hv, ex, { layer: l, heads: [h] }, `headview-example-${safe(ex.id)}`); });
   }
 
+  function comparisonSection() {
+    const c = DATA.comparison;
+    if (!c) return;
+    const s = section("comparison", "Comparison with another run");
+    el("p", {}, s, `A = ${c.a}; B = ${c.b}. ${c.method}. Dots: heads with BH q < 0.05.` + (c.heads_note ? " " + c.heads_note : ""));
+    const figs = el("div", { class: "figures" }, s);
+    DATA.outputs.forEach((o) => {
+      const t = c.tests[o.key];
+      if (!t) return;
+      heatmap(figs, `${o.key}: A minus B`, { mean: t.effect }, `${safe(o.detector)}-${safe(o.output)}-compare-heatmap`, {
+        baseline: 0, baselineLabel: "no difference", marks: t.q.map((q) => q !== null && q < 0.05),
+        tip: (k) => `layer ${Math.floor(k / H)}, head ${k % H} (0-indexed)\nmean difference ${fmt(t.effect[k])}\n95% CI [${fmt(t.ci_low[k])}, ${fmt(t.ci_high[k])}]\npaired p ${fmtP(t.p[k])}, q ${fmtP(t.q[k])}` });
+    });
+  }
+
+  function similaritySection() {
+    const sim = DATA.similarity;
+    if (!sim) return;
+    const s = section("similarity", "Head similarity");
+    el("p", {}, s, `${sim.method}; ${sim.mds_method}. One point per head, coloured by layer (Clark et al. 2019, figure 5).`);
+    const fig = el("div", { class: "figure similarity" }, s);
+    const width = 520, height = 420, pad = 30;
+    const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
+    const xs = sim.points.map((p) => p[0]), ys = sim.points.map((p) => p[1]);
+    const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    const X = (x) => pad + ((x - x0) / (x1 - x0 || 1)) * (width - 2 * pad - 90), Y = (y) => pad + ((y1 - y) / (y1 - y0 || 1)) * (height - 2 * pad);
+    const layers = [...new Set(sim.points.map((p) => p[2]))];
+    sim.points.forEach(([x, y, l, h]) => {
+      const c = el("svg:circle", { class: "head-point", cx: X(x), cy: Y(y), r: 5, fill: headColour(layers.indexOf(l)), "fill-opacity": 0.85, "data-layer": l, "data-head": h }, svg);
+      c.addEventListener("mousemove", (evt) => showTip(evt, `layer ${l}, head ${h} (0-indexed)`));
+      c.addEventListener("mouseleave", hideTip);
+    });
+    layers.forEach((l, i) => {
+      el("svg:circle", { cx: width - 80, cy: pad + i * 16, r: 5, fill: headColour(i) }, svg);
+      el("svg:text", { x: width - 70, y: pad + i * 16 + 4 }, svg, `layer ${l}`);
+    });
+    fig.appendChild(svg);
+    exportBar(fig, "head-similarity-mds", svgFigure(svg));
+  }
+
   const nav = document.getElementById("nav");
   overview();
   DATA.outputs.forEach((o, i) => patternSection(o, i));
   labelSection();
+  comparisonSection();
+  similaritySection();
   modelSection();
   main.querySelectorAll("section").forEach((s) => { const a = el("a", { href: "#" + s.id }, nav, s.querySelector("h2").textContent.replace("Pattern: ", "")); return a; });
   document.body.dataset.ready = "1";
