@@ -17,7 +17,8 @@ import numpy as np
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from harness import Skip, model_dir, run_tests  # noqa: E402
+from harness import Skip, model_dir  # noqa: E402
+from harness import main as harness_main  # noqa: E402
 
 try:
     from scipy import stats
@@ -374,11 +375,5 @@ def test_one_detector_two_parameter_sets():
     assert p.returncode != 0 and "'same_sentence_stem' listed twice" in p.stderr, p.stderr
 
 
-def main():
-    global BIN
-    BIN = os.path.abspath(sys.argv[1])
-    return run_tests(globals(), sys.argv[2])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness_main(globals()))

@@ -17,7 +17,8 @@ import h5py
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-from harness import Skip, model_dir, run_tests  # noqa: E402
+from harness import Skip, model_dir  # noqa: E402
+from harness import main as harness_main  # noqa: E402
 from h5_recipes import all_content, same_content  # noqa: E402
 from slurm_cluster import SlurmCluster, Unavailable  # noqa: E402
 
@@ -212,11 +213,5 @@ def test_warning_signal_requeues_and_resumes():
     assert_same_file(ref, out("merged.h5"))
 
 
-def main():
-    global BIN
-    BIN = os.path.abspath(sys.argv[1])
-    return run_tests(globals(), sys.argv[2])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness_main(globals()))

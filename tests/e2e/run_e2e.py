@@ -19,7 +19,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
-from harness import Skip, model_dir, run_tests  # noqa: E402
+from harness import Skip, model_dir  # noqa: E402
+from harness import main as harness_main  # noqa: E402
 from h5_recipes import all_content, attention, same_content, tokens  # noqa: E402
 from patterns_reference import compare  # noqa: E402
 
@@ -665,11 +666,5 @@ def test_full_disk_is_clear_and_resumes():
         subprocess.run(["umount", small])
 
 
-def main():
-    global BIN
-    BIN = os.path.abspath(sys.argv[1])
-    return run_tests(globals(), sys.argv[2])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness_main(globals()))

@@ -18,7 +18,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
-from harness import Skip, model_dir, run_tests  # noqa: E402
+from harness import Skip, model_dir  # noqa: E402
+from harness import main as harness_main  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = SHOTS = WORK = None
@@ -470,11 +471,5 @@ def test_plot_svgs_round_trip():
     assert len(drawn) == int((A[2, 0] >= 0.01).sum()), (len(drawn), int((A[2, 0] >= 0.01).sum()))
 
 
-def main():
-    global BIN, SHOTS
-    BIN, SHOTS = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    return run_tests(globals(), sys.argv[3])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness_main(globals(), "SHOTS"))

@@ -44,3 +44,13 @@ def run_tests(module_globals, which):
     if failed:
         return 1
     return 77 if skipped and not passed else 0
+
+
+def main(module_globals, *extra):
+    """`script.py ATTNSCAN_BINARY [EXTRA...] TEST_NAME`: sets the script's BIN (and each EXTRA global,
+    as an absolute path) from the command line and runs the test; returns the exit code."""
+    import sys
+    module_globals["BIN"] = os.path.abspath(sys.argv[1])
+    for k, name in enumerate(extra):
+        module_globals[name] = os.path.abspath(sys.argv[2 + k])
+    return run_tests(module_globals, sys.argv[2 + len(extra)])
