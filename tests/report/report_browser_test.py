@@ -403,8 +403,12 @@ def test_long_example_stays_usable():
         print(f"head view of 512 tokens: {drawn} lines at the default minimum weight {threshold:.4f}")
         assert 0 < drawn <= 512 * 20 and threshold >= 1 / 255, (drawn, threshold)
         canvases = driver.find_elements("css selector", "#model-view .modelview canvas")
-        assert len(canvases) == 72 and canvases[0].get_attribute("width") == "512"
+        assert len(canvases) == 72 and canvases[0].get_attribute("width") == "152"  # 512 max-pooled to 152
         screenshot_sections(driver, "long")
+        for name, css in (("long-head-view.png", "#model-view .figure.headview"), ("long-model-view-grid.png", "#model-view .modelview")):
+            figure = driver.find_element("css selector", css)
+            driver.execute_script("arguments[0].scrollIntoView()", figure)
+            figure.screenshot(os.path.join(SHOTS, name))
     finally:
         driver.quit()
 

@@ -12,9 +12,11 @@ const std::vector<std::string> kHeadColours = {"#1f77b4", "#ff7f0e", "#2ca02c", 
                                                "#8c6d31", "#843c39", "#7b4173", "#3182bd"};
 
 double diverging_position(double v, double lo, double baseline, double hi) {
-  if (std::isnan(v)) return 0;
-  if (v >= baseline) return hi > baseline ? std::min(1.0, (v - baseline) / (hi - baseline)) : 0;
-  return baseline > lo ? -std::min(1.0, (baseline - v) / (baseline - lo)) : 0;
+  // One unit of score is one step of colour on both sides, so a head below the baseline is as pale or
+  // as strong as its distance from the baseline, not saturated because the range below is short.
+  const double extent = std::max(hi - baseline, baseline - lo);
+  if (std::isnan(v) || !(extent > 0)) return 0;
+  return std::clamp((v - baseline) / extent, -1.0, 1.0);
 }
 
 std::string diverging_colour(double position) {

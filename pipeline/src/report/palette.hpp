@@ -12,7 +12,8 @@ extern const std::vector<std::string> kDiverging;
 // One colour per head (cycled when a model has more heads).
 extern const std::vector<std::string> kHeadColours;
 
-// Position of `value` on the diverging scale in [-1, 1]: 0 at `baseline`, -1 at `lo`, +1 at `hi`.
+// Position of `value` on the diverging scale in [-1, 1]: 0 at `baseline`, +-1 at the larger of the
+// distances from the baseline to `lo` and to `hi` (symmetric, so equal distances get equal colour).
 double diverging_position(double value, double lo, double baseline, double hi);
 // "#rrggbb" for a position in [-1, 1], interpolated between the stops of kDiverging.
 std::string diverging_colour(double position);

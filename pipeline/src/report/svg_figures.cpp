@@ -40,7 +40,7 @@ std::string text(double x, double y, const std::string& s, const std::string& ex
 }  // namespace
 
 std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
-  const double cw = 26, ch = 20, left = 58, top = 40;
+  const double cw = 26, ch = 20, left = 58, top = 48;
   const double width = left + H * cw + 150, height = top + L * ch + 30;
   const ColourDomain d = colour_domain(s.mean, mean_baseline(s));
   std::string out = open_svg(width, height);
@@ -87,6 +87,7 @@ std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t 
   out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left) + "\" y1=\"" + num(top) + "\" y2=\"" + num(top + ph) + "\" stroke=\"#444\"/>\n";
   out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(top + ph) + "\" y2=\"" + num(top + ph) + "\" stroke=\"#444\"/>\n";
   for (double v : {d.lo, d.hi}) out += text(left - 4, y(v) + 4, num(v, "%.3f"), "text-anchor=\"end\"");
+  out += text(12, top + ph / 2, "mean score", "text-anchor=\"middle\" transform=\"rotate(-90 12 " + num(top + ph / 2, "%.1f") + ")\"");
   out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(y(d.baseline), "%.2f") + "\" y2=\"" +
          num(y(d.baseline), "%.2f") + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
   out += text(left + pw, y(d.baseline) - 3, "uniform baseline", "text-anchor=\"end\" fill=\"#666\"");
@@ -124,12 +125,16 @@ std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t 
               "font-family=\"sans-serif\" fill=\"#444\"");
   const std::string colour = kHeadColours[static_cast<std::size_t>(head) % kHeadColours.size()];
   const std::size_t base = (static_cast<std::size_t>(li) * heads + static_cast<std::size_t>(hi)) * n * n;
+  // As in the report: opacity is the weight relative to the head's strongest, so long pairs stay visible.
+  const float strongest = *std::max_element(e.attention.begin() + static_cast<long>(base),
+                                            e.attention.begin() + static_cast<long>(base + n * n));
+  const float scale = strongest > 0 ? 1.0f / strongest : 1.0f;
   for (std::size_t q = 0; q < n; ++q)
     for (std::size_t k = 0; k < n; ++k) {
       const float w = e.attention[base + q * n + k];
       if (w < min_weight || w <= 0) continue;
       out += "<line class=\"att\" x1=\"" + num(xl) + "\" y1=\"" + num(24 + q * row) + "\" x2=\"" + num(xr) + "\" y2=\"" +
-             num(24 + k * row) + "\" stroke=\"" + colour + "\" stroke-opacity=\"" + num(std::min(1.0f, w), "%.3f") +
+             num(24 + k * row) + "\" stroke=\"" + colour + "\" stroke-opacity=\"" + num(std::min(1.0f, w * scale), "%.3f") +
              "\" stroke-width=\"2\" data-q=\"" + std::to_string(q) + "\" data-k=\"" + std::to_string(k) + "\" data-w=\"" +
              num(w, "%.4f") + "\"/>\n";
     }

@@ -20,11 +20,12 @@
   const fmt = (x, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? "n/a" : Number(x).toFixed(d));
   const headColour = (h) => DATA.palette.heads[h % DATA.palette.heads.length];
   function hexToRgb(h) { return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)); }
-  // Same scale as `attnscan plot` (report/palette.cpp): -1 at lo, 0 at the baseline, +1 at hi.
+  // Same scale as `attnscan plot` (report/palette.cpp): 0 at the baseline, +-1 at the larger distance
+  // from it to lo or hi, so equal distances from the baseline get equal colour on both sides.
   function position(v, lo, base, hi) {
-    if (v === null) return 0;
-    if (v >= base) return hi > base ? Math.min(1, (v - base) / (hi - base)) : 0;
-    return base > lo ? -Math.min(1, (base - v) / (base - lo)) : 0;
+    const extent = Math.max(hi - base, base - lo);
+    if (v === null || !(extent > 0)) return 0;
+    return Math.max(-1, Math.min(1, (v - base) / extent));
   }
   function divergingColour(p) {
     const stops = DATA.palette.diverging;
@@ -106,7 +107,7 @@
     const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
     const values = stats.mean;
     const baseline = opts.baseline !== undefined ? opts.baseline : stats.baseline_overall;
-    const d = domain(values, baseline);
+    const d = opts.domain || domain(values, baseline);
     el("svg:text", { x: left + (H * cw) / 2, y: 12, "text-anchor": "middle" }, svg, "head (0-indexed)");
     el("svg:text", { x: 12, y: top + (L * ch) / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + (L * ch) / 2})` }, svg, "layer (0-indexed)");
     for (let h = 0; h < H; ++h) el("svg:text", { x: left + h * cw + cw / 2, y: top - 3, "text-anchor": "middle" }, svg, h);
@@ -160,6 +161,7 @@
     el("svg:line", { x1: left, x2: left, y1: top, y2: top + ph, stroke: "#444" }, svg);
     el("svg:line", { x1: left, x2: left + pw, y1: top + ph, y2: top + ph, stroke: "#444" }, svg);
     for (const v of [d.lo, d.hi]) el("svg:text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v, 3));
+    el("svg:text", { x: 12, y: top + ph / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + ph / 2})` }, svg, "mean score");
     el("svg:line", { x1: left, x2: left + pw, y1: y(d.baseline), y2: y(d.baseline), stroke: "#888", "stroke-dasharray": "4 3" }, svg);
     el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, "uniform baseline");
     const means = [];
@@ -253,6 +255,9 @@
         const hi = heads.indexOf(h), colour = headColour(h);
         if (hi < 0) continue;
         const base = (li * heads.length + hi) * n * n;
+        let strongest = 0;  // lines are as opaque as their weight relative to the head's strongest
+        for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, att[base + i]);
+        const scale = strongest > 0 ? 255 / strongest : 1;
         for (let q = 0; q < n; ++q) {
           if (q0 !== null && q !== q0) continue;
           for (let k = 0; k < n; ++k) {
@@ -260,7 +265,7 @@
             const w = att[base + q * n + k] / 255;
             if (w < state.threshold || w === 0) continue;
             el("svg:line", { class: "att", x1: xl, y1: 24 + q * rowH, x2: xr, y2: 24 + k * rowH, stroke: colour,
-              "stroke-opacity": Math.min(1, w * (q0 !== null ? 1.5 : 1)), "stroke-width": 2,
+              "stroke-opacity": Math.min(1, w * scale * (q0 !== null ? 1.5 : 1)), "stroke-width": 2,
               "data-q": q, "data-k": k, "data-layer": state.layer, "data-head": h, "data-w": w.toFixed(3) }, linesG);
             ++count;
           }
@@ -298,16 +303,25 @@
     layers.forEach((l, li) => {
       el("div", { class: "cell-label" }, grid, "layer " + l);
       heads.forEach((h, hi) => {
-        const c = el("canvas", { width: n, height: n, "data-layer": l, "data-head": h, title: `layer ${l}, head ${h}: rows attend (query), columns attended (key)` }, grid);
-        const g = c.getContext("2d"), img = g.createImageData(n, n), base = (li * heads.length + hi) * n * n;
+        // At most 152 x 152 pixels (two per screen pixel); a longer pair is max-pooled so that no strong
+        // weight disappears, and each map is scaled to its own strongest weight.
+        const m = Math.min(n, 152), base = (li * heads.length + hi) * n * n;
+        const c = el("canvas", { width: m, height: m, "data-layer": l, "data-head": h, title: `layer ${l}, head ${h}: rows attend (query), columns attended (key)` }, grid);
+        const g = c.getContext("2d"), img = g.createImageData(m, m);
         const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
-        for (let i = 0; i < n * n; ++i) {
-          const w = att[base + i] / 255, t = Math.sqrt(w);  // sqrt: small weights stay visible
-          img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
-          img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
-          img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
-          img.data[4 * i + 3] = 255;
-        }
+        let strongest = 1;
+        for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, att[base + i]);
+        for (let r = 0; r < m; ++r)
+          for (let col = 0; col < m; ++col) {
+            let w = 0;
+            for (let q = Math.floor((r * n) / m); q < Math.floor(((r + 1) * n) / m); ++q)
+              for (let k = Math.floor((col * n) / m); k < Math.floor(((col + 1) * n) / m); ++k) w = Math.max(w, att[base + q * n + k]);
+            const t = Math.sqrt(w / strongest), i = r * m + col;  // sqrt: small weights stay visible
+            img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
+            img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
+            img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
+            img.data[4 * i + 3] = 255;
+          }
         g.putImageData(img, 0, 0);
         c.addEventListener("click", () => onPick && onPick(l, h));
         canvases.push({ c, l, h, li, hi });
@@ -334,9 +348,16 @@
     el("h2", {}, s, title);
     return s;
   }
+  // The sentence pair; a long one folds to its first 200 characters (click to read it all).
   function pairText(parent, ex) {
-    const a = el("div", { class: "pair" }, parent); el("b", {}, a, "A"); a.appendChild(document.createTextNode(ex.sentence_a));
-    const b = el("div", { class: "pair" }, parent); el("b", {}, b, "B"); b.appendChild(document.createTextNode(ex.sentence_b));
+    for (const [tag, text] of [["A", ex.sentence_a], ["B", ex.sentence_b]]) {
+      const line = el("div", { class: "pair" }, parent);
+      el("b", {}, line, tag);
+      if (text.length <= 300) { line.appendChild(document.createTextNode(text)); continue; }
+      const d = el("details", {}, line);
+      el("summary", {}, d, text.slice(0, 200) + ` ... (${text.length} characters)`);
+      d.appendChild(document.createTextNode(text));
+    }
   }
 
   function overview() {
@@ -380,7 +401,12 @@
     o.top.forEach((h) => {
       el("h3", {}, s, `Head ${h.layer}-${h.head} (layer ${h.layer}, head ${h.head}): the examples that show it most`);
       if (!h.stored) { el("div", { class: "note" }, s, `Layer ${h.layer} / head ${h.head} was not stored (output.layers / output.heads), so there is no view of it.`); return; }
-      if (!h.examples.length) { el("div", { class: "note" }, s, "No stored example has a defined score for this head."); return; }
+      if (!h.examples.length) {
+        el("div", { class: "note" }, s, DATA.counts.with_attention === 0
+          ? "This file stores no attention (output.attention_every: 0), so there is no head view; the table comes from /scores."
+          : "No example with stored attention has a defined score for this head.");
+        return;
+      }
       h.examples.forEach((e) => {
         const ex = DATA.examples[e.position];
         el("div", { class: "muted" }, s, `example ${ex.id} (score ${fmt(e.score)}${ex.label ? ", label " + ex.label : ""})`);
@@ -399,7 +425,10 @@
     DATA.outputs.forEach((o) => {
       el("h3", {}, s, o.key);
       const figs = el("div", { class: "figures" }, s);
-      o.groups.forEach((g) => heatmap(figs, `label = ${g.name}`, g.stats, `${safe(o.detector)}-${safe(o.output)}-label-${safe(g.name)}-heatmap`));
+      // One colour scale for every group of the output, so the groups can be compared by eye.
+      const shared = domain(o.groups.flatMap((g) => g.stats.mean), o.stats.baseline_overall);
+      o.groups.forEach((g) => heatmap(figs, `label = ${g.name}`, g.stats, `${safe(o.detector)}-${safe(o.output)}-label-${safe(g.name)}-heatmap`,
+        { domain: shared }));
       if (lab.difference) {
         const A = o.groups.find((g) => g.name === lab.difference[0]).stats, B = o.groups.find((g) => g.name === lab.difference[1]).stats;
         const diff = A.mean.map((a, k) => (a === null || B.mean[k] === null ? null : a - B.mean[k]));
