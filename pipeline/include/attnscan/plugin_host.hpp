@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,9 @@ class PluginHost {
   LoadedDetector load_file(const std::filesystem::path& file, const std::map<std::string, std::string>& params) const;
 
  private:
+  const std::vector<PluginFile>& found() const;  // discover(), once per host: loading N detectors probes each file once
   std::vector<std::filesystem::path> path_;
+  mutable std::optional<std::vector<PluginFile>> found_;
 };
 
 std::string param_type_name(sdk::ParamType t);

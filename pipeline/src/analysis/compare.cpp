@@ -119,24 +119,7 @@ Comparison compare_label_groups(const ResultFile& f, const CompareOptions& o) {
     auto groups = label_groups(file, f.examples(), 0);
     if (groups.size() < 2)
       throw Error(f.path().string() + ": the label has " + std::to_string(groups.size()) + " group(s); a comparison needs two");
-    std::size_t ga = 0, gb = 1;
-    if (!o.groups.empty()) {
-      auto find = [&](const std::string& name) {
-        for (std::size_t i = 0; i < groups.size(); ++i)
-          if (groups[i].name == name) return i;
-        std::string list;
-        for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g.name;
-        throw Error(f.path().string() + ": --groups: no label '" + name + "' (labels: " + list + ")");
-      };
-      ga = find(o.groups.at(0));
-      gb = find(o.groups.at(1));
-    } else {  // the two largest, the later label first (1 vs 0)
-      std::vector<std::size_t> order(groups.size());
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return groups[x].size > groups[y].size; });
-      ga = std::max(order[0], order[1]);
-      gb = std::min(order[0], order[1]);
-    }
+    const auto [ga, gb] = choose_two_groups(groups, o.groups, f.path().string());
     c.kind = "groups";
     c.a = groups[ga].name;
     c.b = groups[gb].name;

@@ -77,4 +77,22 @@ std::vector<LabelGroup> label_groups(const h5::File& file, std::size_t examples,
   return out;
 }
 
+std::pair<std::size_t, std::size_t> choose_two_groups(const std::vector<LabelGroup>& groups,
+                                                      const std::vector<std::string>& wanted, const std::string& file) {
+  if (!wanted.empty()) {
+    auto find = [&](const std::string& name) {
+      for (std::size_t i = 0; i < groups.size(); ++i)
+        if (groups[i].name == name) return i;
+      std::string list;
+      for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g.name;
+      throw Error(file + ": --groups: no label '" + name + "' (labels: " + list + ")");
+    };
+    return {find(wanted.at(0)), find(wanted.at(1))};
+  }
+  std::vector<std::size_t> order(groups.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return groups[x].size > groups[y].size; });
+  return {std::max(order[0], order[1]), std::min(order[0], order[1])};
+}
+
 }  // namespace attnscan

@@ -22,6 +22,11 @@ inline constexpr std::size_t kMaxClassValues = 10;
 // between its minimum and maximum; without bins it is refused with an error saying what to do.
 std::vector<LabelGroup> label_groups(const h5::File& file, std::size_t examples, int bins);
 
+// The two groups (A, B) of a comparison A - B, at least two given: those named in `wanted` (two
+// labels), else the two largest, the later label first (PAWS: 1 vs 0). `file` names the file in errors.
+std::pair<std::size_t, std::size_t> choose_two_groups(const std::vector<LabelGroup>& groups,
+                                                      const std::vector<std::string>& wanted, const std::string& file);
+
 // True when examples/label_value holds a fraction or more than kMaxClassValues distinct values.
 bool has_continuous_labels(const h5::File& file, std::size_t examples);
 

@@ -115,11 +115,7 @@ int compare_command(const std::vector<std::string>& args) {
   if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
   if (o.ci != "normal" && o.ci != "bootstrap") throw Error("--ci " + o.ci + ": expected normal or bootstrap");
   if (o.resamples < 100) throw Error("--resamples " + std::to_string(o.resamples) + ": use at least 100 (p-values below 1/(R+1) cannot show)");
-  if (!groups.empty()) {
-    const auto comma = groups.find(',');
-    if (comma == std::string::npos) throw Error("--groups " + groups + ": expected two labels, A,B");
-    o.groups = {groups.substr(0, comma), groups.substr(comma + 1)};
-  }
+  o.groups = group_pair(groups);
   analysis::Comparison c;
   if (by == "label" && files.size() == 1) {
     c = analysis::compare_label_groups(analysis::ResultFile(files[0]), o);

@@ -1,9 +1,11 @@
 #pragma once
-// Parsing for subcommands of the form `attnscan CMD FILE... [options]`: the named options plus
-// positional arguments collected into `files` (at most `max_files`; -1: any number).
+// Parsing shared by subcommands: `attnscan CMD FILE... [options]` (named options plus positional
+// arguments collected into `files`, at most `max_files`; -1: any number), and --groups A,B.
 #include <boost/program_options.hpp>
 #include <string>
 #include <vector>
+
+#include "attnscan/error.hpp"
 
 namespace attnscan::cli {
 
@@ -21,6 +23,14 @@ inline boost::program_options::variables_map parse_with_files(const std::vector<
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   return vm;
+}
+
+// "--groups A,B" -> {A, B}; empty text -> {} (the default groups).
+inline std::vector<std::string> group_pair(const std::string& text) {
+  if (text.empty()) return {};
+  const auto comma = text.find(',');
+  if (comma == std::string::npos) throw Error("--groups " + text + ": expected two labels, A,B");
+  return {text.substr(0, comma), text.substr(comma + 1)};
 }
 
 }  // namespace attnscan::cli

@@ -38,11 +38,7 @@ int report_command(const std::vector<std::string>& args) {
   if (file.empty()) throw Error("usage: attnscan report RESULT.h5 -o report.html [--top K] [--examples K]");
   if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
   o.by_label = !by.empty();
-  if (!groups.empty()) {
-    const auto comma = groups.find(',');
-    if (comma == std::string::npos) throw Error("--groups " + groups + ": expected two labels, A,B");
-    o.groups = {groups.substr(0, comma), groups.substr(comma + 1)};
-  }
+  o.groups = group_pair(groups);
   if (output.empty()) output = std::filesystem::path(file).replace_extension(".html").string();
   const auto t0 = std::chrono::steady_clock::now();
   const analysis::ResultFile result(file);

@@ -244,12 +244,13 @@ struct ShardState {
 };
 
 // What each shard is doing now: its file, then the queue, then the controller's memory.
-std::vector<ShardState> shard_states(const json& j, const fs::path& folder) {
+using QueueStates = std::map<std::string, JobState>;
+
+std::vector<ShardState> shard_states(const json& j, const fs::path& folder, const QueueStates& queue) {
   const int n = j["shards"].get<int>();
   std::map<int, std::pair<std::string, std::string>> latest;  // shard -> (array job, its task id)
   for (const auto& s : j["submissions"])
     for (int i : s["indices"]) latest[i] = {s["array_job"].get<std::string>(), s["array_job"].get<std::string>() + "_" + std::to_string(i)};
-  const auto queue = queue_states();
   std::map<std::string, std::map<std::string, JobState>> controller;  // array job -> its tasks
   std::vector<ShardState> out(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -321,7 +322,8 @@ void slurm_submit(const SlurmOptions& o, bool dry_run, std::ostream& out) {
 
 int slurm_status(const fs::path& folder, std::ostream& out) {
   const json j = read_jobs(folder);
-  const auto shards = shard_states(j, folder);
+  const QueueStates queue = queue_states();  // the one squeue call
+  const auto shards = shard_states(j, folder, queue);
   std::map<std::string, int> counts;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     counts[shards[i].state]++;
@@ -335,8 +337,8 @@ int slurm_status(const fs::path& folder, std::ostream& out) {
   bool merge_failed = false;
   if (fs::exists(output)) {
     merge = "done: " + output.string();
-  } else if (auto q = queue_states(); q.count(merge_id)) {
-    merge = q[merge_id].state + " (" + q[merge_id].detail + ")";
+  } else if (auto q = queue.find(merge_id); q != queue.end()) {
+    merge = q->second.state + " (" + q->second.detail + ")";
   } else {
     const auto known = controller_states(merge_id);
     const std::string st = known.count(merge_id) ? known.at(merge_id).state : "unknown";
@@ -359,13 +361,14 @@ int slurm_status(const fs::path& folder, std::ostream& out) {
 void slurm_resubmit(const fs::path& folder, std::ostream& out) {
   json j = read_jobs(folder);
   if (!on_path("sbatch")) throw Error("sbatch is not on PATH: run this on a SLURM login node");
-  const auto shards = shard_states(j, folder);
+  const QueueStates queue = queue_states();
+  const auto shards = shard_states(j, folder, queue);
   std::vector<int> again;
   for (std::size_t i = 0; i < shards.size(); ++i)
     if (shards[i].state == "failed" || shards[i].state == "missing") again.push_back(static_cast<int>(i));
   const bool all_done = std::all_of(shards.begin(), shards.end(), [](const ShardState& s) { return s.state == "done"; });
   const std::string last_merge = j["submissions"].back()["merge_job"].get<std::string>();
-  const bool merge_waiting = queue_states().count(last_merge) > 0;
+  const bool merge_waiting = queue.count(last_merge) > 0;
   if (again.empty() && (!all_done || merge_waiting || fs::exists(j["output"].get<std::string>()))) {
     out << "no shard is missing or failed; nothing to resubmit (attnscan slurm status " << folder.string() << ")\n";
     return;

@@ -244,10 +244,15 @@ std::map<std::string, std::vector<fs::path>> PluginHost::duplicates(const std::v
   return dup;
 }
 
+const std::vector<PluginFile>& PluginHost::found() const {
+  if (!found_) found_ = discover();
+  return *found_;
+}
+
 LoadedDetector PluginHost::load(const std::string& name, const std::map<std::string, std::string>& params) const {
-  const auto found = discover();
+  const auto& plugins = found();
   std::vector<const PluginFile*> matches;
-  for (const auto& p : found)
+  for (const auto& p : plugins)
     if (p.info.name == name) matches.push_back(&p);
   if (matches.size() == 1) return create_detector(*matches.front(), params);
   if (matches.size() > 1) {
@@ -260,7 +265,7 @@ LoadedDetector PluginHost::load(const std::string& name, const std::map<std::str
   for (const auto& dir : path_)  // a file of that name that is not a loadable detector: say why
     if (fs::exists(dir / (name + ".so"))) probe_plugin(dir / (name + ".so"));
   std::string available, where;
-  for (const auto& p : found) available += (available.empty() ? "" : ", ") + p.info.name;
+  for (const auto& p : plugins) available += (available.empty() ? "" : ", ") + p.info.name;
   for (const auto& dir : path_) where += (where.empty() ? "" : ":") + dir.string();
   throw PluginError("no detector plugin '" + name + "' (available: " + (available.empty() ? "none" : available) +
                     "; searched " + where + ")");

@@ -68,24 +68,11 @@ std::vector<LabelGroup> page_groups(const ResultFile& file, const ReportOptions&
   return groups;
 }
 
-// The two groups (A, B) of the difference heatmap A - B: as asked, else the two largest, the later
-// label first (PAWS: 1 minus 0).
+// The two groups of the difference heatmap A - B (-1, -1 with fewer than two groups).
 std::pair<int, int> difference_pair(const std::vector<LabelGroup>& groups, const ReportOptions& o, const ResultFile& file) {
   if (groups.size() < 2) return {-1, -1};
-  if (!o.groups.empty()) {
-    auto find = [&](const std::string& name) {
-      for (std::size_t i = 0; i < groups.size(); ++i)
-        if (groups[i].name == name) return static_cast<int>(i);
-      std::string list;
-      for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g.name;
-      throw Error(file.path().string() + ": --groups: no label group '" + name + "' (groups: " + list + ")");
-    };
-    return {find(o.groups.at(0)), find(o.groups.at(1))};
-  }
-  std::vector<int> order(groups.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return groups[a].size > groups[b].size; });
-  return {std::max(order[0], order[1]), std::min(order[0], order[1])};
+  const auto [a, b] = choose_two_groups(groups, o.groups, file.path().string());
+  return {static_cast<int>(a), static_cast<int>(b)};
 }
 
 // Per output key: q (and the test's numbers) of every (layer, head) of `c`, as [L*H] arrays of the page.
