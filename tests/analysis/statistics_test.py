@@ -17,7 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from harness import Skip, model_dir  # noqa: E402
+from harness import Skip, fine_tuned_copy, model_dir  # noqa: E402
 from harness import main as harness_main  # noqa: E402
 
 try:
@@ -100,7 +100,7 @@ def test_paired_compare_matches_scipy():
     need_scipy()
     data = pairs_file()
     a = scores_run("fp32.h5", data)
-    b = scores_run("bf16.h5", data, "engine.precision=bf16")
+    b = scores_run("tuned.h5", data, "model=" + fine_tuned_copy(out("tuned-model")))
     report = json.loads(attnscan("compare", a, b, "--top", "0", "--format", "json", "--resamples", "2000", "--seed", "7").stdout)
     got = rows_by_head(report)
     fa, fb = h5py.File(a, "r"), h5py.File(b, "r")
@@ -131,7 +131,7 @@ def test_paired_compare_matches_scipy():
     q = bh(ps)
     for k, key in enumerate(order):
         assert close(got[key]["q"], q[k], 1e-6, 1e-12), (key, got[key]["q"], q[k])
-    print(f"{checked} paired t-tests, CIs, d_z and BH q equal scipy/numpy (fp32 vs bf16, 200 pairs)")
+    print(f"{checked} paired t-tests, CIs, d_z and BH q equal scipy/numpy (model vs a perturbed copy, 200 pairs)")
     # The sign-flip permutation p against its exact distribution, within Monte Carlo error.
     check_sign_flip(np.random.default_rng(5).normal(0.002, 0.004, size=12))
 

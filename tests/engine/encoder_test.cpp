@@ -6,6 +6,7 @@
 
 #include "attnscan/encoder.hpp"
 #include "attnscan/error.hpp"
+#include "attnscan/platform.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
 
@@ -52,10 +53,21 @@ void check_shape(const test::ModelShape& shape, const test::BuildOptions& build)
         ASSERT_NEAR(sum, 1.0, 1e-5) << shape.name << " layer " << l << " head " << h << " query " << q;
       }
     }
-  // The short pair alone gives bit-identical attention to the same pair inside a padded batch.
+  // The short pair alone and inside a padded batch: the linear layers see other matrix shapes, for
+  // which oneDNN may pick other kernels (on AVX2 it does), so the promise is the documented tolerance.
   auto alone = enc.forward(TokenBatch::from_encodings({&short_pair}, tok.pad_id()));
-  EXPECT_EQ(max_diff(out, 1, alone, 0, n_short), 0.0) << shape.name;
+  const double batch_diff = max_diff(out, 1, alone, 0, n_short);
+  EXPECT_LE(batch_diff, kFp32AttentionAgreement) << shape.name;
+  std::cout << shape.name << ": max |alone - in a padded batch| " << batch_diff << "\n";
+  // The same batch again: bit-identical (what rerun, resume and shards rely on).
+  auto again = enc.forward(batch, /*hidden_states=*/false);
+  EXPECT_EQ(max_diff(out, 0, again, 0, static_cast<int64_t>(long_pair.size())), 0.0) << shape.name;
+  EXPECT_EQ(max_diff(out, 1, again, 1, n_short), 0.0) << shape.name;
 }
+
+// bf16 runs only where LibTorch can run it; elsewhere a test of it skips saying why.
+#define SKIP_WITHOUT_BF16()                                                                       \
+  if (compute_platform().bf16 == Bf16Support::Unavailable) GTEST_SKIP() << compute_platform().bf16_refusal()
 
 }  // namespace
 
@@ -81,6 +93,7 @@ TEST(EncoderShapes, BertBaseMultilingualCasedInFp16) {
 }
 
 TEST(Encoder, Bf16StaysCloseToFp32) {
+  SKIP_WITHOUT_BF16();
   auto dir = test::build_model(test::scratch_dir("enc_bf16"), test::tiny_shape());
   auto model = load_model(dir);
   auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
@@ -93,6 +106,83 @@ TEST(Encoder, Bf16StaysCloseToFp32) {
   double d = max_diff(a, 0, b, 0, static_cast<int64_t>(e.size()));
   EXPECT_GT(d, 0.0);  // really a different computation
   EXPECT_LT(d, 0.02);
+}
+
+TEST(Encoder, Bf16IsRefusedInOneLineWhereItCannotRun) {
+  auto dir = test::build_model(test::scratch_dir("enc_bf16_refused"), test::tiny_shape());
+  auto model = load_model(dir);
+  EncoderOptions bf16;
+  bf16.precision = Precision::BF16;
+  const auto& platform = compute_platform();
+  if (platform.bf16 != Bf16Support::Unavailable) {
+    EXPECT_NO_THROW(BertEncoder(model, bf16));
+    EXPECT_TRUE(platform.bf16_refusal().empty());
+    EXPECT_NO_THROW(require_precision(Precision::BF16, "engine.precision"));
+    return;
+  }
+  try {
+    BertEncoder enc(model, bf16);
+    FAIL() << "bf16 accepted on a machine without it";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_NE(msg.find("bf16 cannot run here"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("use fp32"), std::string::npos) << msg;
+    EXPECT_TRUE(platform.bf16_missing.size() > 0 || !platform.onednn_isa_limit.empty()) << msg;
+    for (const auto& feature : platform.bf16_missing) EXPECT_NE(msg.find(feature), std::string::npos) << msg;
+  }
+  EXPECT_THROW(require_precision(Precision::BF16, "engine.precision"), Error);
+  EXPECT_NO_THROW(require_precision(Precision::F32, "engine.precision"));
+}
+
+TEST(Encoder, PlatformIsDescribed) {
+  const auto& p = compute_platform();
+  EXPECT_FALSE(p.onednn_isa.empty());
+  EXPECT_FALSE(p.onednn_version.empty());
+  EXPECT_FALSE(p.libtorch_version.empty());
+  EXPECT_NE(p.describe().find("bf16: "), std::string::npos);
+  EXPECT_EQ(p.numerics().find('\n'), std::string::npos);
+  // ONEDNN_MAX_CPU_ISA below AVX-512 (the CI's AVX2 stage) must take bf16 away, as oneDNN then cannot run it.
+  if (!p.onednn_isa_limit.empty() && p.onednn_isa.rfind("avx512", 0) != 0) EXPECT_EQ(p.bf16, Bf16Support::Unavailable);
+}
+
+TEST(Encoder, ThreadCountChangesAttentionOnlyWithinTolerance) {
+  auto dir = test::build_model(test::scratch_dir("enc_threads"), test::minilm_shape());
+  auto model = load_model(dir);
+  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto a = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
+  auto b = tok.encode_pair("strawberries", "i sat");
+  auto batch = TokenBatch::from_encodings({&a, &b}, tok.pad_id());
+  EncoderOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  auto x = BertEncoder(model, one).forward(batch);
+  auto y = BertEncoder(model, two).forward(batch);
+  const double d = std::max(max_diff(x, 0, y, 0, static_cast<int64_t>(a.size())),
+                            max_diff(x, 1, y, 1, static_cast<int64_t>(b.size())));
+  std::cout << "max |1 thread - 2 threads| " << d << "\n";
+  EXPECT_LE(d, kFp32AttentionAgreement);
+}
+
+TEST(Encoder, LibTorchErrorsBecomeOneLine) {
+  auto dir = test::build_model(test::scratch_dir("enc_c10"), test::tiny_shape());
+  auto model = load_model(dir);
+  BertEncoder enc(model, EncoderOptions{});
+  TokenBatch b;  // a malformed batch: a row claims more tokens than the batch holds
+  b.batch = 2;
+  b.seq_len = 3;
+  b.input_ids = {2, 5, 3, 2, 3, 0};
+  b.token_type_ids.assign(6, 0);
+  b.lengths = {3, 5};
+  try {
+    enc.forward(b);
+    FAIL() << "a malformed batch was accepted";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("frame #"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("LibTorch failed in the forward pass (batch of 2 x 3 tokens, fp32)"), std::string::npos) << msg;
+  }
 }
 
 TEST(Encoder, RejectsBadInput) {

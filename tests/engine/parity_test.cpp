@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnscan/encoder.hpp"
+#include "attnscan/platform.hpp"
 #include "attnscan/safetensors.hpp"
 #include "support/test_paths.hpp"
 
@@ -109,6 +110,7 @@ TEST_F(Parity, Fp32AttentionMatchesHuggingFaceInOnePaddedBatch) {
 }
 
 TEST_F(Parity, Bf16DeviationIsMeasured) {
+  if (compute_platform().bf16 == Bf16Support::Unavailable) GTEST_SKIP() << compute_platform().bf16_refusal();
   EncoderOptions o;
   o.precision = Precision::BF16;
   BertEncoder enc(*model, o);

@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
-from harness import Skip, model_dir  # noqa: E402
+from harness import Skip, fine_tuned_copy, model_dir  # noqa: E402
 from harness import main as harness_main  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -348,7 +348,7 @@ def test_report_compare_and_similarity():
     the head-similarity embedding once `attnscan similarity` ran."""
     model_dir()
     a = sample_run("fp32.h5")
-    b = sample_run("bf16.h5", "engine.precision=bf16")
+    b = sample_run("tuned.h5", "model=" + fine_tuned_copy(out("tuned-model")))
     run("similarity", a)
     html = out("compare.html")
     run("report", a, "--compare", b, "-o", html)

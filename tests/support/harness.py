@@ -21,6 +21,36 @@ def model_dir():
     return d
 
 
+def fine_tuned_copy(dest, scale=2e-3, seed=0):
+    """A copy of the default model with N(0, scale) noise added to every F32 weight: a second model
+    with slightly different attention on any CPU (paired comparisons of two runs need one)."""
+    import json
+    import shutil
+    import struct
+
+    import numpy as np
+    src = model_dir()
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(src):
+        if name != "model.safetensors" and os.path.isfile(os.path.join(src, name)):
+            shutil.copy(os.path.join(src, name), dest)
+    with open(os.path.join(src, "model.safetensors"), "rb") as f:
+        blob = f.read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    data = bytearray(blob[8 + n:])
+    rng = np.random.default_rng(seed)
+    for name, t in header.items():
+        if name == "__metadata__" or t["dtype"] != "F32":
+            continue
+        a, b = t["data_offsets"]
+        w = np.frombuffer(bytes(data[a:b]), dtype="<f4")
+        data[a:b] = (w + rng.normal(0, scale, w.shape)).astype("<f4").tobytes()
+    with open(os.path.join(dest, "model.safetensors"), "wb") as f:
+        f.write(blob[:8 + n] + bytes(data))
+    return dest
+
+
 def run_tests(module_globals, which):
     """Runs test_<which> (or every test_* for "all") of a script; sets its WORK to the test's folder."""
     tests = {name[5:]: fn for name, fn in module_globals.items() if name.startswith("test_")}

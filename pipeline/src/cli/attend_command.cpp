@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "attnscan/encoder.hpp"
+#include "attnscan/platform.hpp"
 #include "attnscan/error.hpp"
 #include "attnscan/model_weights.hpp"
 #include "attnscan/tokenizer.hpp"
@@ -103,6 +104,8 @@ int attend_command(const std::vector<std::string>& args) {
   po::notify(vm);
   if ((layer >= 0) != (head >= 0)) throw Error("--layer and --head go together");
   if (model_dir.empty()) model_dir = default_model_dir().string();
+  const Precision chosen = parse_precision(precision);
+  require_precision(chosen, "--precision");  // before the model loads
 
   LoadedModel model = load_model(model_dir);
   auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config);
@@ -111,7 +114,7 @@ int attend_command(const std::vector<std::string>& args) {
     throw Error("--layer/--head out of range: the model has " + std::to_string(model.config.num_layers) +
                 " layers and " + std::to_string(model.config.num_heads) + " heads (0-indexed)");
   EncoderOptions eo;
-  eo.precision = parse_precision(precision);
+  eo.precision = chosen;
   eo.threads = threads;
   eo.device = DeviceSpec::parse(device);
   BertEncoder encoder(model, eo);

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "attnscan/error.hpp"
+#include "attnscan/platform.hpp"
 #include "attnscan/version.hpp"
 #include "cli/commands.hpp"
+#include "store/h5_file.hpp"
 
 namespace {
 
@@ -26,6 +28,7 @@ void usage(std::ostream& out) {
          "  similarity  Jensen-Shannon divergence between heads and its 2-D MDS embedding, stored in the file\n"
          "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
          "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n"
+         "  info      this machine: CPU, instruction set, bf16 support, LibTorch, oneDNN, BLAS, HDF5 (= --version)\n"
          "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
 }
 
@@ -42,8 +45,14 @@ int main(int argc, char** argv) {
     usage(std::cout);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] == "--version") {
-    std::cout << "attnscan " << attnscan::kToolVersion << "\n";
+  if (args[0] == "--version" || args[0] == "info") {  // what a bug report needs
+    try {
+      std::cout << "attnscan " << attnscan::kToolVersion << "\n"
+                << attnscan::compute_platform().describe() << "HDF5: " << attnscan::h5::library_version() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "attnscan info: error: " << e.what() << "\n";
+      return 1;
+    }
     return 0;
   }
   const std::string command = args[0];

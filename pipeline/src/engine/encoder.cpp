@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "attnscan/error.hpp"
+#include "attnscan/platform.hpp"
 #include "attnscan/tensor_names.hpp"
 
 namespace attnscan {
@@ -95,6 +96,14 @@ struct Layer {
   at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
 };
 
+// LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
+// and LibTorch's message.
+[[noreturn]] void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
+  std::string message = e.what_without_backtrace();
+  if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
+  throw Error("LibTorch failed " + doing + ": " + message);
+}
+
 }  // namespace
 
 struct BertEncoder::Impl {
@@ -103,6 +112,9 @@ struct BertEncoder::Impl {
   at::Device device{at::kCPU};
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
   std::vector<Layer> layers;
+
+  void load(const LoadedModel& model);
+  EncoderOutput forward(const TokenBatch& batch, bool want_hidden) const;
 };
 
 BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
@@ -115,9 +127,20 @@ BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options
       throw Error("device " + options.device.str() + " requested but this LibTorch build has no CUDA support");
     m.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device.index));
   }
+  if (options.device.kind == DeviceSpec::Kind::Cpu) require_precision(options.precision, "precision");
   if (options.precision == Precision::BF16 && options.device.kind == DeviceSpec::Kind::Cpu &&
       !at::globalContext().userEnabledMkldnn())
     throw Error("precision bf16 needs oneDNN, which is disabled in this LibTorch");
+  try {
+    m.load(model);
+  } catch (const c10::Error& e) {
+    throw_libtorch_error(e, std::string("preparing the weights (") + precision_name(options.precision) + ")");
+  }
+}
+
+void BertEncoder::Impl::load(const LoadedModel& model) {
+  auto& m = *this;
+  const auto& options = opt;
   set_compute_threads(options.threads);
   c10::InferenceMode guard;
   const auto& w = *model.weights;
@@ -161,7 +184,17 @@ double BertEncoder::flops(int64_t batch, int64_t seq_len) const {
 }
 
 EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) const {
-  const auto& m = *impl_;
+  try {
+    return impl_->forward(batch, want_hidden);
+  } catch (const c10::Error& e) {
+    throw_libtorch_error(e, "in the forward pass (batch of " + std::to_string(batch.batch) + " x " +
+                                std::to_string(batch.seq_len) + " tokens, " + precision_name(impl_->opt.precision) +
+                                ")");
+  }
+}
+
+EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidden) const {
+  const auto& m = *this;
   const auto& c = m.cfg;
   const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
   if (B <= 0 || S <= 0) throw Error("forward: empty batch");

@@ -10,12 +10,14 @@
 #include "attnscan/encoder.hpp"
 #include "attnscan/model_location.hpp"
 #include "attnscan/model_weights.hpp"
+#include "attnscan/platform.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
 #include "run/sha256.hpp"
 #include "store/byte_count.hpp"
+#include "store/h5_file.hpp"
 #include "store/output_session.hpp"
 
 namespace attnscan {
@@ -129,6 +131,7 @@ PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& la
 int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& log) {
   const RunConfig& cfg = req.config;
   const auto t0 = std::chrono::steady_clock::now();
+  require_precision(cfg.engine.precision, "engine.precision");  // before the lock and the model
   OutputSession output(cfg.output_path, "attnscan run");  // the lock, at once
 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
@@ -137,14 +140,15 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   RootInfo root = describe_run(req, model_dir, model);
   LayoutParams layout = output_layout(cfg, model.config);
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
-  if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
-  if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
-
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
   const PipelineSettings ps = pipeline_settings(req, layout, detectors, threads);
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
+  root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
+  root.numerics = compute_platform().numerics() + ", " + std::to_string(eo.threads) + " intra-op thread(s)";
+  if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
+  if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
   const BertEncoder encoder(model, eo);
 
   PipelineProgress progress;

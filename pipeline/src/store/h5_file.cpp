@@ -62,6 +62,12 @@ hid_t utf8_string_type() {
   return t;
 }
 
+std::string library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
 void ensure_plugin_path() {
   static std::once_flag once;
   std::call_once(once, [] {

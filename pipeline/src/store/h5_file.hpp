@@ -37,6 +37,8 @@ hid_t utf8_string_type(); // variable-length UTF-8, built once
 // Registers the Debian filter-plugin directory so lz4 works without HDF5_PLUGIN_PATH.
 void ensure_plugin_path();
 
+std::string library_version();  // of the HDF5 library loaded, e.g. "1.10.8"
+
 class File {
  public:
   static File create(const std::filesystem::path& path);  // truncates

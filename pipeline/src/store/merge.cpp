@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "attnscan/error.hpp"
 #include "store/durable.hpp"
@@ -60,6 +61,9 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
     merged.rows_skipped += r.rows_skipped;
     merged.examples_written += r.examples_written;
     merged.examples_truncated += r.examples_truncated;
+    std::istringstream lines(r.numerics);  // shards computed elsewhere: every distinct numerics listed
+    for (std::string line; std::getline(lines, line);)
+      if (merged.numerics.find(line + "\n") == std::string::npos) merged.numerics += line + "\n";
     LayoutReader reader(shards[k]);
     auto ex = reader.file().read<uint64_t>("examples/index", 0, reader.examples());
     auto rj = reader.file().read<uint64_t>("rejects/index", 0, reader.rejects());

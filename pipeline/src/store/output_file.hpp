@@ -20,6 +20,9 @@ struct RunIdentity {
 struct RootInfo {
   RunIdentity identity;
   std::string config_yaml, model_dir, model_config_json, dataset;
+  // The machine that finished the output (CPU, LibTorch, oneDNN, BLAS, bf16, HDF5), and one line per
+  // distinct numerics (kernels, versions, threads) that computed any of its blocks.
+  std::string compute_platform, numerics;
   uint64_t rows_read = 0, examples_written = 0, rows_skipped = 0, examples_truncated = 0, block_rows = 0;
   int64_t shard_index = 0, shard_count = 1;
 };

@@ -68,6 +68,7 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
     fs::create_directories(parts());
     write_identity(parts(), root.identity, static_cast<int>(root.shard_index), static_cast<int>(root.shard_count));
   }
+  root_.numerics = note_numerics(parts(), root.numerics, log);
   return true;
 }
 

@@ -57,6 +57,33 @@ RunIdentity read_identity(const fs::path& dir, std::string& shard) {
   return id;
 }
 
+std::string note_numerics(const fs::path& dir, const std::string& line, std::ostream& log) {
+  const fs::path file = dir / "numerics.txt";
+  std::string all, previous;
+  {
+    std::ifstream in(file, std::ios::binary);
+    for (std::string l; std::getline(in, l);) {
+      if (l.empty()) continue;
+      all += l + "\n";
+      previous += (previous.empty() ? "" : "; ") + l;
+    }
+  }
+  if (all.find(line + "\n") != std::string::npos) return all;
+  if (!previous.empty() && !committed_blocks(dir).empty())
+    log << "note: resuming with other numerics than the committed blocks (" << previous << " -> " << line
+        << "): their fp32 attention agrees within 1e-5, not bit for bit (docs/engine.md, reproducibility); "
+           "the output lists both in its `numerics` attribute\n";
+  all += line + "\n";
+  const fs::path tmp = dir / "numerics.txt.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << all;
+    if (!out.flush()) throw Error(tmp.string() + ": cannot write");
+  }
+  durable_rename(tmp, file);
+  return all;
+}
+
 namespace {
 
 bool ends_with(const std::string& name, const char* suffix) {
