@@ -18,6 +18,7 @@
 
 #include "attnscan/encoder.hpp"
 #include "attnscan/model_location.hpp"
+#include "attnscan/platform.hpp"
 #include "support/model_builder.hpp"
 
 using namespace attnscan;
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
     }
   }
   set_compute_threads(threads);
-  std::printf("threads: %d\n", at::get_num_threads());
+  std::printf("threads: %d\n%s", at::get_num_threads(), attnscan::compute_platform().describe().c_str());
   double onednn = 0, blas = 0;
   double peak = gemm_peak_gflops(quick ? 1024 : 2048, &onednn, &blas);
   std::printf("fp32 GEMM peak (%d^3): oneDNN %.1f GFLOP/s, BLAS %.1f GFLOP/s -> peak %.1f GFLOP/s\n\n",
@@ -109,6 +110,10 @@ int main(int argc, char** argv) {
   for (const auto& m : models) {
     auto loaded = load_model(m.dir);
     for (Precision p : {Precision::F32, Precision::BF16}) {
+      if (p == Precision::BF16 && !compute_platform().bf16_refusal().empty()) {
+        std::printf("%-18s bf16  skipped: %s\n", m.name.c_str(), compute_platform().bf16_refusal().c_str());
+        continue;
+      }
       EncoderOptions o;
       o.precision = p;
       o.threads = threads;

@@ -3,8 +3,8 @@
 
   bench/statistics_bench.py [--build build] [--dataset ../shared/datasets/stsb/sts-train.csv] [--resamples 1000]
 
-Two real runs of 1,000 STS-B train pairs (fp32 and bf16, all seven detectors, attention stored for every
-10th pair) are repeated to 10,000 pairs (as in bench/report_bench.py). Timed, best of 2: the paired
+Two real runs of 1,000 STS-B train pairs (the model and a copy with perturbed weights, as a fine-tuned model
+would be, so that it runs on every CPU; all seven detectors, attention stored for every 10th pair) are repeated to 10,000 pairs (as in bench/report_bench.py). Timed, best of 2: the paired
 comparison of the two files (9 outputs x 72 heads, t-tests, sign-flip permutations, BH), the label
 comparison (Spearman with the similarity score), and the head similarity over the 1,000 pairs with
 attention; baseline in the same run: `attnscan heads`, which reads the same scores once.
@@ -16,6 +16,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "support"))
+from harness import fine_tuned_copy, model_dir  # noqa: E402
 from report_bench import DETECTORS, ROOT, best_time, sh, tile  # noqa: E402
 
 
@@ -28,20 +30,21 @@ def main():
     binary = os.path.join(a.build, "pipeline", "attnscan")
     with tempfile.TemporaryDirectory() as tmp:
         files = {}
-        for precision in ("fp32", "bf16"):
-            small = os.path.join(tmp, f"{precision}-1k.h5")
+        models = {"base": model_dir(), "tuned": fine_tuned_copy(os.path.join(tmp, "tuned-model"))}
+        for name, model in models.items():
+            small = os.path.join(tmp, f"{name}-1k.h5")
             sh([binary, "run", "-c", "configs/stsb-raw.yaml", "--set", "dataset.path=" + a.dataset,
                 "--set", "dataset.max_rows=1000", "--set", "detectors=" + DETECTORS, "--set", "output.attention_every=10",
-                "--set", "engine.precision=" + precision, "-o", small, "--no-progress"])
-            files[precision] = os.path.join(tmp, f"{precision}-10k.h5")
-            tile(small, files[precision], 10)
-        heads = best_time([binary, "heads", files["fp32"], "--top", "3"], 2)
-        paired = best_time([binary, "compare", files["fp32"], files["bf16"], "--resamples", str(a.resamples), "--top", "3"], 2)
-        label = best_time([binary, "compare", files["fp32"], "--by", "label", "--top", "3"], 2)
-        similarity = best_time([binary, "similarity", files["fp32"]], 2)
+                "--model", model, "-o", small, "--no-progress"])
+            files[name] = os.path.join(tmp, f"{name}-10k.h5")
+            tile(small, files[name], 10)
+        heads = best_time([binary, "heads", files["base"], "--top", "3"], 2)
+        paired = best_time([binary, "compare", files["base"], files["tuned"], "--resamples", str(a.resamples), "--top", "3"], 2)
+        label = best_time([binary, "compare", files["base"], "--by", "label", "--top", "3"], 2)
+        similarity = best_time([binary, "similarity", files["base"]], 2)
         print(f"10,000 pairs, 9 detector outputs x 72 heads (648 tests), best of 2:")
         print(f"  heads (baseline)                          {heads:7.2f} s")
-        print(f"  compare fp32 vs bf16, {a.resamples} sign flips   {paired:7.2f} s  ({paired / heads:.1f} x heads)")
+        print(f"  compare base vs tuned, {a.resamples} sign flips {paired:7.2f} s  ({paired / heads:.1f} x heads)")
         print(f"  compare --by label (Spearman, STS-B score) {label:7.2f} s  ({label / heads:.1f} x heads)")
         print(f"  similarity (1,000 pairs with attention)    {similarity:7.2f} s  ({similarity / heads:.1f} x heads)")
 

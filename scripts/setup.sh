@@ -115,6 +115,16 @@ fi
 log "running the test suite"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
 
+# What an AVX2-only CPU computes, on any CPU: the engine and end-to-end tests again with oneDNN limited
+# to AVX2 (bf16 is then refused, and its refusal tested). Skipped where oneDNN already stops at AVX2.
+isa=$("$build/pipeline/attnscan" info | sed -n 's/^oneDNN: .*instruction set \([a-z0-9_]*\).*/\1/p')
+if [ "${isa#avx512}" != "$isa" ]; then
+  log "the engine and end-to-end tests again with ONEDNN_MAX_CPU_ISA=AVX2 (this CPU: $isa)"
+  ONEDNN_MAX_CPU_ISA=AVX2 ctest --test-dir "$build" --output-on-failure -j "$jobs" -L '^(engine|e2e)$'
+else
+  log "no AVX2 stage: oneDNN uses $isa here, so the test suite above already ran without AVX-512"
+fi
+
 # The C++ unit tests again, built with AddressSanitizer + UndefinedBehaviorSanitizer, and the parsers
 # fuzzed for a minute each. ATTNSCAN_QUICK=1 skips both (for a quick local check; CI runs them).
 if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
