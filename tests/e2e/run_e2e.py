@@ -79,11 +79,11 @@ def check_recipes(path, expect_examples=None):
         return n_ex
 
 
-def interrupted(args, target, sig, after):
-    """Starts `attnscan run ARGS -o TARGET`, sends sig after `after` seconds unless it has finished;
-    returns (was_signalled, returncode)."""
+def interrupted(args, target, sig, after, env=None):
+    """Starts `attnscan run ARGS -o TARGET` (with `env` added to the environment), sends sig after
+    `after` seconds unless it has finished; returns (was_signalled, returncode)."""
     p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+                         stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     time.sleep(after)
     signalled = p.poll() is None
     if signalled:
@@ -177,14 +177,7 @@ def test_other_cpu_agrees_within_tolerance_and_resume_is_noted():
             "--set", "detectors=next_token"]
     run("run", *args, "-o", out("ref.h5"))
     target = out("mixed.h5")
-    os.environ["ONEDNN_MAX_CPU_ISA"], previous = "SSE41", os.environ.get("ONEDNN_MAX_CPU_ISA")
-    try:
-        _, code = interrupted(args, target, signal.SIGINT, 4.0)
-    finally:
-        if previous is None:
-            del os.environ["ONEDNN_MAX_CPU_ISA"]
-        else:
-            os.environ["ONEDNN_MAX_CPU_ISA"] = previous
+    _, code = interrupted(args, target, signal.SIGINT, 4.0, env={"ONEDNN_MAX_CPU_ISA": "SSE41"})
     assert code == 130 and os.path.isdir(target + ".parts"), code
     r = run("run", *args, "-o", target)
     assert "resuming:" in r.stderr and "note: resuming with other numerics" in r.stderr, r.stderr
