@@ -1,5 +1,5 @@
 #pragma once
-// Hyper-parameters of a Hugging Face BERT checkpoint (config.json) and of its tokenizer
+// Hyper-parameters of a Hugging Face BERT-family checkpoint (config.json, read by its family) and of its tokenizer
 // (tokenizer_config.json), validated on load.
 #include <cstdint>
 #include <filesystem>
@@ -22,8 +22,17 @@ struct BertConfig {
   double layer_norm_eps = 1e-12;
   Activation activation = Activation::GeluErf;
   std::string activation_name = "gelu";
+  // What the family's architecture does, set by its loader (engine/families/); the encoder has no
+  // per-family branches.
+  int64_t embedding_size = 0;              // embedding width; != hidden_size: a projection follows (ELECTRA)
+  bool token_types = true;                 // token type embeddings exist (BERT, ELECTRA; not DistilBERT, MPNet)
+  int64_t position_offset = 0;             // position id of the first token (MPNet, RoBERTa: padding_idx + 1)
+  int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none
+  int64_t relative_attention_max_distance = 128;
+  bool scale_query_first = false;          // DistilBERT: q / sqrt(d) before QK^T (BERT divides the scores)
 
   int64_t head_dim() const { return hidden_size / num_heads; }
+  int64_t max_tokens() const { return max_position_embeddings - position_offset; }  // longest sequence
 };
 
 struct TokenizerConfig {
@@ -35,7 +44,8 @@ struct TokenizerConfig {
               mask_token = "[MASK]";
 };
 
-// Reads and validates DIR/config.json. Throws ModelError naming the file and the field.
+// Reads and validates DIR/config.json through the family its model_type names. Throws ModelError
+// naming the file and the field (or the supported families).
 BertConfig load_bert_config(const std::filesystem::path& config_json);
 
 // Reads DIR/tokenizer_config.json when present (defaults otherwise); model_max_length is capped at

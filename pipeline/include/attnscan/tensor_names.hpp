@@ -1,6 +1,6 @@
 #pragma once
-// The one table of canonical BERT tensor names (Hugging Face BertModel names without the "bert."
-// prefix) and the shapes a given config requires.
+// The one table of canonical tensor names (Hugging Face BertModel names without the "bert." prefix;
+// every family's checkpoint names map onto them, engine/families/) and the shapes a config requires.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,12 +43,12 @@ inline constexpr const char* kPosition = "embeddings.position_embeddings.weight"
 inline constexpr const char* kTokenType = "embeddings.token_type_embeddings.weight";
 inline constexpr const char* kLnW = "embeddings.LayerNorm.weight";
 inline constexpr const char* kLnB = "embeddings.LayerNorm.bias";
+inline constexpr const char* kProjectW = "embeddings_project.weight";  // embedding_size != hidden_size
+inline constexpr const char* kProjectB = "embeddings_project.bias";
 }  // namespace embedding_tensor
 
-std::string layer_tensor_name(int64_t layer, const char* suffix);
+inline constexpr const char* kRelativeAttentionBias = "encoder.relative_attention_bias.weight";  // [buckets, heads]
 
-// True for tensors a BERT checkpoint may carry that the encoder does not use (pooler, task heads,
-// the position_ids buffer). Takes a name with the "bert." prefix already removed where it applied.
-bool is_known_unused(const std::string& name);
+std::string layer_tensor_name(int64_t layer, const char* suffix);
 
 }  // namespace attnscan

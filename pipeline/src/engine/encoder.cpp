@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "attnscan/error.hpp"
@@ -96,6 +97,30 @@ struct Layer {
   at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
 };
 
+// QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs).
+at::Tensor scaled_scores(const at::Tensor& q, const at::Tensor& k, double scale, bool scale_query_first) {
+  if (scale_query_first) return at::matmul(q / scale, k);
+  auto scores = at::matmul(q, k);
+  scores.div_(scale);
+  return scores;
+}
+
+// MPNet's (T5-style) bucket of each relative position k - q, as its reference code computes it.
+at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance) {
+  auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
+  auto n = -(pos.unsqueeze(0) - pos.unsqueeze(1));  // -(memory - context)
+  num_buckets /= 2;
+  auto ret = (n < 0).to(at::kLong) * num_buckets;
+  n = n.abs();
+  const int64_t max_exact = num_buckets / 2;
+  auto large = max_exact + (at::log(n.to(at::kFloat) / static_cast<double>(max_exact)) /
+                            std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)) *
+                            static_cast<double>(num_buckets - max_exact))
+                               .to(at::kLong);
+  large = at::min(large, at::full_like(large, num_buckets - 1));
+  return ret + at::where(n < max_exact, n, large);
+}
+
 // LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
 // and LibTorch's message.
 [[noreturn]] void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
@@ -111,7 +136,11 @@ struct BertEncoder::Impl {
   EncoderOptions opt;
   at::Device device{at::kCPU};
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
+  std::optional<Linear> embed_project;  // ELECTRA: embedding_size -> hidden_size
+  at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
   std::vector<Layer> layers;
+
+  at::Tensor position_bias(int64_t S) const;
 
   void load(const LoadedModel& model);
   EncoderOutput forward(const TokenBatch& batch, bool want_hidden) const;
@@ -149,9 +178,12 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   namespace l = layer_tensor;
   m.word = dense(e::kWord);
   m.position = dense(e::kPosition);
-  m.token_type = dense(e::kTokenType);
+  if (m.cfg.token_types) m.token_type = dense(e::kTokenType);
   m.emb_ln_w = dense(e::kLnW);
   m.emb_ln_b = dense(e::kLnB);
+  if (m.cfg.embedding_size != m.cfg.hidden_size)
+    m.embed_project = make_linear(to_tensor(w.get(e::kProjectW)), to_tensor(w.get(e::kProjectB)), options, m.device);
+  if (m.cfg.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
   for (int64_t i = 0; i < m.cfg.num_layers; ++i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
     Layer layer;
@@ -167,6 +199,12 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     layer.ln2_b = get(l::kOutLnB).to(m.device);
     m.layers.push_back(std::move(layer));
   }
+}
+
+// [heads, S, S]: the bias added to every layer's scores (MPNet).
+at::Tensor BertEncoder::Impl::position_bias(int64_t S) const {
+  auto buckets = relative_position_bucket(S, cfg.relative_attention_buckets, cfg.relative_attention_max_distance);
+  return at::embedding(relative_bias, buckets.to(relative_bias.device())).permute({2, 0, 1}).contiguous();
 }
 
 BertEncoder::~BertEncoder() = default;
@@ -198,13 +236,14 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
   const auto& c = m.cfg;
   const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
   if (B <= 0 || S <= 0) throw Error("forward: empty batch");
-  if (S > c.max_position_embeddings)
-    throw Error("forward: sequence length " + std::to_string(S) + " exceeds max_position_embeddings " +
-                std::to_string(c.max_position_embeddings));
+  if (S > c.max_tokens())
+    throw Error("forward: sequence length " + std::to_string(S) + " exceeds the model's maximum " +
+                std::to_string(c.max_tokens()));
   for (auto id : batch.input_ids)
     if (id < 0 || id >= c.vocab_size) throw Error("forward: token id " + std::to_string(id) + " outside the vocabulary");
-  for (auto t : batch.token_type_ids)
-    if (t < 0 || t >= c.type_vocab_size) throw Error("forward: token type " + std::to_string(t) + " out of range");
+  for (auto t : batch.token_type_ids)  // families without token type embeddings ignore them, as HF does
+    if (c.token_types && (t < 0 || t >= c.type_vocab_size))
+      throw Error("forward: token type " + std::to_string(t) + " out of range");
 
   set_compute_threads(m.opt.threads);
   c10::InferenceMode guard;
@@ -212,9 +251,14 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
   auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
   auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
 
-  auto x = at::index_select(m.word, 0, ids).view({B, S, H}) + m.position.narrow(0, 0, S).unsqueeze(0) +
-           at::index_select(m.token_type, 0, types).view({B, S, H});
-  x = at::layer_norm(x, {H}, m.emb_ln_w, m.emb_ln_b, c.layer_norm_eps).view({B * S, H});
+  const int64_t E = c.embedding_size;
+  // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
+  // tokens, which in a right-padded row are exactly the leading n).
+  auto x = at::index_select(m.word, 0, ids).view({B, S, E}) + m.position.narrow(0, c.position_offset, S).unsqueeze(0);
+  if (c.token_types) x = x + at::index_select(m.token_type, 0, types).view({B, S, E});
+  x = at::layer_norm(x, {E}, m.emb_ln_w, m.emb_ln_b, c.layer_norm_eps).view({B * S, E});
+  if (m.embed_project) x = (*m.embed_project)(x);
+  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(S) : at::Tensor();  // [NH, S, S]
 
   EncoderOutput out;
   out.batch = B;
@@ -241,8 +285,8 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
     auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
     at::Tensor ctx;
     if (!ragged) {
-      auto scores = at::matmul(q, k);  // no padding in this batch, so no mask
-      scores.div_(scale);
+      auto scores = scaled_scores(q, k, scale, c.scale_query_first);  // no padding in this batch, so no mask
+      if (bias.defined()) scores.add_(bias);
       auto probs = at::softmax(scores, -1);
       attn_out.select(1, li).copy_(probs);
       ctx = at::matmul(probs, v);
@@ -253,8 +297,8 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
       ctx = at::zeros({B, NH, S, D}, q.options());
       for (int64_t b = 0; b < B; ++b) {
         const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
-        auto scores = at::matmul(q[b].narrow(-2, 0, n), k[b].narrow(-1, 0, n));
-        scores.div_(scale);
+        auto scores = scaled_scores(q[b].narrow(-2, 0, n), k[b].narrow(-1, 0, n), scale, c.scale_query_first);
+        if (bias.defined()) scores.add_(bias.narrow(-2, 0, n).narrow(-1, 0, n));
         auto probs = at::softmax(scores, -1);
         attn_out[b][li].narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
         ctx[b].narrow(-2, 0, n).copy_(at::matmul(probs, v[b].narrow(-2, 0, n)));

@@ -5,6 +5,7 @@
 
 #include "attnscan/error.hpp"
 #include "attnscan/tensor_names.hpp"
+#include "engine/families/family.hpp"
 
 namespace attnscan {
 
@@ -16,10 +17,12 @@ std::string shape_str(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-// Maps a stored name to its canonical form: drops the "bert." prefix of task models and renames the
-// LayerNorm gamma/beta of old TensorFlow-converted checkpoints.
-std::string canonical(std::string name, bool strip_prefix) {
-  if (strip_prefix && name.rfind("bert.", 0) == 0) name.erase(0, 5);
+// Maps a stored name to its canonical form: drops the family's prefix of task models, applies its
+// renames, and renames the LayerNorm gamma/beta of old TensorFlow-converted checkpoints.
+std::string canonical(std::string name, const std::string& prefix, const ModelFamily& family) {
+  if (!prefix.empty() && name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
+  for (const auto& [from, to] : family.renames)
+    if (auto at = name.find(from); at != std::string::npos) name.replace(at, from.size(), to);
   auto ends = [&](const std::string& s) {
     return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
   };
@@ -28,14 +31,28 @@ std::string canonical(std::string name, bool strip_prefix) {
   return name;
 }
 
+// The name a checkpoint of this family gives a canonical tensor (for messages).
+std::string checkpoint_name(std::string name, const std::string& prefix, const ModelFamily& family) {
+  for (auto it = family.renames.rbegin(); it != family.renames.rend(); ++it)
+    if (auto at = name.find(it->second); at != std::string::npos) name.replace(at, it->second.size(), it->first);
+  return prefix + name;
+}
+
+bool is_unused(const std::string& name, const ModelFamily& family) {
+  for (const auto& p : family.unused)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 ModelFiles locate_model_files(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw ModelError(dir.string() + ": model directory not found");
   ModelFiles f{dir, dir / "config.json", dir / "vocab.txt", dir / "model.safetensors"};
-  for (const auto& p : {f.config_json, f.vocab_txt})
-    if (!fs::exists(p)) throw ModelError(p.string() + ": missing from the model directory");
+  if (!fs::exists(f.config_json)) throw ModelError(f.config_json.string() + ": missing from the model directory");
+  if (!fs::exists(f.vocab_txt) && !fs::exists(dir / "tokenizer.json"))
+    throw ModelError(dir.string() + ": no tokenizer: neither vocab.txt nor tokenizer.json in the model directory");
   if (!fs::exists(f.weights)) {
     std::string hint = fs::exists(dir / "pytorch_model.bin")
                            ? " (only pytorch_model.bin found: convert it to safetensors, see README)"
@@ -47,15 +64,18 @@ ModelFiles locate_model_files(const std::filesystem::path& dir) {
 
 BertWeights::BertWeights(std::shared_ptr<const SafetensorsFile> file, const BertConfig& config)
     : file_(std::move(file)) {
-  bool prefixed = false;
+  const ModelFamily& family = find_family(config.model_type, file_->path());
+  std::string prefix;  // the family's prefix when the checkpoint is a task model (e.g. "bert.")
   for (const auto& t : file_->tensors())
-    if (t.name.rfind("bert.", 0) == 0) prefixed = true;
+    for (const auto& p : family.prefixes)
+      if (t.name.rfind(p, 0) == 0) prefix = p;
+  const bool prefixed = !prefix.empty();
 
   std::map<std::string, const TensorView*> present;
   std::vector<std::string> problems;
   for (const auto& t : file_->tensors()) {
-    std::string name = canonical(t.name, prefixed);
-    if (prefixed && t.name.rfind("bert.", 0) != 0) {  // task head beside the encoder
+    std::string name = canonical(t.name, prefix, family);
+    if (prefixed && t.name.rfind(prefix, 0) != 0) {  // task head beside the encoder
       ignored_.push_back(t.name);
       continue;
     }
@@ -68,7 +88,7 @@ BertWeights::BertWeights(std::shared_ptr<const SafetensorsFile> file, const Bert
     required.insert(spec.name);
     auto it = present.find(spec.name);
     if (it == present.end()) {
-      problems.push_back("missing tensor '" + std::string(prefixed ? "bert." : "") + spec.name + "' " +
+      problems.push_back("missing tensor '" + checkpoint_name(spec.name, prefix, family) + "' " +
                          shape_str(spec.shape));
       continue;
     }
@@ -83,8 +103,8 @@ BertWeights::BertWeights(std::shared_ptr<const SafetensorsFile> file, const Bert
   }
   for (const auto& [name, t] : present) {
     if (required.count(name)) continue;
-    if (is_known_unused(name)) ignored_.push_back(t->name);
-    else problems.push_back("unexpected tensor '" + t->name + "' (not part of a BERT encoder)");
+    if (is_unused(name, family)) ignored_.push_back(t->name);
+    else problems.push_back("unexpected tensor '" + t->name + "' (not part of a " + family.model_type + " encoder)");
   }
   if (!problems.empty()) {
     std::ostringstream msg;

@@ -7,14 +7,18 @@ std::string layer_tensor_name(int64_t layer, const char* suffix) {
 }
 
 std::vector<TensorSpec> required_tensors(const BertConfig& c) {
-  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  const int64_t H = c.hidden_size, I = c.intermediate_size, E = c.embedding_size > 0 ? c.embedding_size : H;
   namespace e = embedding_tensor;
   namespace l = layer_tensor;
-  std::vector<TensorSpec> specs = {
-      {e::kWord, {c.vocab_size, H}},           {e::kPosition, {c.max_position_embeddings, H}},
-      {e::kTokenType, {c.type_vocab_size, H}}, {e::kLnW, {H}},
-      {e::kLnB, {H}},
-  };
+  std::vector<TensorSpec> specs = {{e::kWord, {c.vocab_size, E}}, {e::kPosition, {c.max_position_embeddings, E}}};
+  if (c.token_types) specs.push_back({e::kTokenType, {c.type_vocab_size, E}});
+  specs.push_back({e::kLnW, {E}});
+  specs.push_back({e::kLnB, {E}});
+  if (E != H) {
+    specs.push_back({e::kProjectW, {H, E}});
+    specs.push_back({e::kProjectB, {H}});
+  }
+  if (c.relative_attention_buckets > 0) specs.push_back({kRelativeAttentionBias, {c.relative_attention_buckets, c.num_heads}});
   const std::pair<const char*, std::vector<int64_t>> per_layer[] = {
       {l::kQueryW, {H, H}},   {l::kQueryB, {H}},   {l::kKeyW, {H, H}},   {l::kKeyB, {H}},
       {l::kValueW, {H, H}},   {l::kValueB, {H}},   {l::kAttnOutW, {H, H}}, {l::kAttnOutB, {H}},
@@ -24,12 +28,6 @@ std::vector<TensorSpec> required_tensors(const BertConfig& c) {
   for (int64_t layer = 0; layer < c.num_layers; ++layer)
     for (const auto& [suffix, shape] : per_layer) specs.push_back({layer_tensor_name(layer, suffix), shape});
   return specs;
-}
-
-bool is_known_unused(const std::string& name) {
-  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
-  return name == "embeddings.position_ids" || starts("pooler.") || starts("cls.") || starts("classifier.") ||
-         starts("qa_outputs.");
 }
 
 }  // namespace attnscan

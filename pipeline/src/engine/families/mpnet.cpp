@@ -1,0 +1,43 @@
+// MPNet: no token types, positions from padding_idx + 1 (as RoBERTa), and a relative position bias
+// (bucketed, one value per head) added to the attention scores of every layer.
+#include "engine/config_fields.hpp"
+#include "engine/families/family.hpp"
+
+namespace attnscan {
+
+namespace {
+
+BertConfig read_mpnet(const nlohmann::json& j, const std::filesystem::path& file) {
+  using namespace config_fields;
+  BertConfig c;
+  read_bert_like(j, file, c);
+  c.token_types = false;
+  c.type_vocab_size = 0;
+  c.position_offset = field_or<int64_t>(j, file, "pad_token_id", 1) + 1;
+  c.relative_attention_buckets = field_or<int64_t>(j, file, "relative_attention_num_buckets", 32);
+  if (c.relative_attention_buckets < 2) throw ModelError(file.string() + ": relative_attention_num_buckets must be >= 2");
+  if (c.max_tokens() <= 0)
+    throw ModelError(file.string() + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
+                     " leaves no positions after pad_token_id + 1");
+  return c;
+}
+
+}  // namespace
+
+const ModelFamily& mpnet_family() {
+  static const ModelFamily f{
+      "mpnet",
+      "MPNet (MPNetModel and its task checkpoints; all-mpnet-base-v2)",
+      read_mpnet,
+      {"mpnet."},
+      {{".attention.attn.q.", ".attention.self.query."},
+       {".attention.attn.k.", ".attention.self.key."},
+       {".attention.attn.v.", ".attention.self.value."},
+       {".attention.attn.o.", ".attention.output.dense."},
+       {".attention.LayerNorm.", ".attention.output.LayerNorm."}},
+      {"embeddings.position_ids", "pooler.", "lm_head.", "classifier."},
+  };
+  return f;
+}
+
+}  // namespace attnscan
