@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "attnscan/error.hpp"
 #include "attnscan/model_weights.hpp"
@@ -165,6 +166,31 @@ TEST(ModelLoadingErrors, UnsupportedArchitectureIsNamed) {
   auto msg = load_error(dir);
   EXPECT_MENTIONS(msg, (dir / "config.json").string());
   EXPECT_MENTIONS(msg, "unsupported architecture model_type 'roberta'");
+  EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'distilbert', 'electra', 'mpnet'");
+}
+
+// A family's own checkpoint names in every message: a DistilBERT checkpoint missing a tensor.
+TEST(ModelLoadingErrors, FamilyTensorsAreNamedAsTheCheckpointNamesThem) {
+  const fs::path src = test::fixture_dir() / "families" / "distilbert" / "model";
+  if (!fs::exists(src / "model.safetensors"))
+    GTEST_SKIP() << src << " missing: made by tests/reference/make_family_fixtures.py during the README test command";
+  auto dir = test::scratch_dir("err_distilbert");
+  for (const auto& f : fs::directory_iterator(src)) fs::copy(f.path(), dir / f.path().filename());
+  EXPECT_EQ(load_model(dir).config.model_type, "distilbert");
+  // Rename one tensor in the header: same byte length, so only that name changes.
+  std::string bytes;
+  {
+    std::ifstream in(dir / "model.safetensors", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string from = "distilbert.transformer.layer.1.attention.k_lin.weight";
+  const auto at = bytes.find(from);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, from.size(), "distilbert.transformer.layer.1.attention.k_lin.wXight");
+  std::ofstream(dir / "model.safetensors", std::ios::binary) << bytes;
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, "missing tensor 'distilbert.transformer.layer.1.attention.k_lin.weight' [32, 32]");
+  EXPECT_MENTIONS(msg, "unexpected tensor 'distilbert.transformer.layer.1.attention.k_lin.wXight' (not part of a distilbert encoder)");
 }
 
 TEST(ModelLoadingErrors, MissingFilesAndBadConfigFieldsAreNamed) {
