@@ -150,8 +150,10 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   }
 
   // Attention: every checksum span, then every row's sum.
+  const std::size_t problems_before_attention = report.problems.size();
   if (!external && checks.values() > 0) {
-    if (report.checksums && !checks.present())
+    // Contiguous (uncompressed) attention needs its own checksums; chunked attention has Fletcher32.
+    if (report.checksums && !checks.present() && !f.has_checksum_filter("attention/values"))
       report.problems.push_back(path.string() + " is damaged: dataset " + kAttentionChecksums + " is missing");
     report.checksum_spans = checks.present() ? (checks.values() + kChecksumSpan - 1) / kChecksumSpan : 0;
     Findings bad(report, "damaged attention ranges");
@@ -170,7 +172,8 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
       }
     }
   }
-  if (!external && options.row_sums && columns_ok && report.problems.empty()) {
+  const bool attention_readable = report.problems.size() == problems_before_attention;
+  if (!external && options.row_sums && columns_ok && attention_readable) {
     const RowSumRange limits = row_sum_range(dtype_name(params.dtype));
     Findings bad(report, "examples with attention rows not summing to 1");
     for (std::size_t i = 0; i < report.examples; ++i) {

@@ -173,6 +173,14 @@ std::size_t File::value_size(const std::string& name) const {
   return H5Tget_size(type.get());
 }
 
+bool File::has_checksum_filter(const std::string& name) const {
+  Handle d = dataset(name);
+  Handle dcpl(H5Dget_create_plist(d.get()), H5Pclose);
+  unsigned flags = 0, config = 0;
+  std::size_t n = 0;
+  return H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, &flags, &n, nullptr, 0, nullptr, &config) >= 0;
+}
+
 void File::raw_to_floats(const std::string& name, void* buf, std::size_t n) const {
   Handle d = dataset(name);
   Handle type(H5Dget_type(d.get()), H5Tclose);

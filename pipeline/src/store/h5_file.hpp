@@ -65,6 +65,7 @@ class File {
   void resize(const std::string& name, std::size_t size);
   void remove(const std::string& name);
   std::size_t value_size(const std::string& name) const;  // bytes per value in the file
+  bool has_checksum_filter(const std::string& name) const;  // chunked under Fletcher32
   // Raw values of dataset `name` (n of them, value_size() bytes each, at the front of buf) converted
   // in place to float32; buf must hold n floats.
   void raw_to_floats(const std::string& name, void* buf, std::size_t n) const;
