@@ -15,6 +15,7 @@
 #include "store/attention_checksums.hpp"
 #include "store/crc32c.hpp"
 #include "store/file_check.hpp"
+#include "store/half_float.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"
 #include "store/output_session.hpp"
@@ -144,6 +145,20 @@ TEST(Crc32c, MatchesTheStandardCheckValueAndChains) {
   EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);  // the CRC-32C check value (RFC 3720)
   EXPECT_EQ(crc32c("56789", 5, crc32c("1234", 4)), 0xE3069283u);
   EXPECT_EQ(crc32c("", 0), 0u);
+}
+
+TEST(HalfFloat, EveryValueConvertsAsHdf5ConvertsIt) {
+  std::vector<uint16_t> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<uint16_t>(h);
+  std::vector<float> reference(all.size());
+  std::memcpy(reference.data(), all.data(), all.size() * sizeof(uint16_t));
+  ASSERT_GE(H5Tconvert(h5::half_type(), H5T_NATIVE_FLOAT, all.size(), reference.data(), nullptr, H5P_DEFAULT), 0);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float mine = half_to_float(all[h]);
+    if (std::isnan(reference[h])) EXPECT_TRUE(std::isnan(mine)) << h;
+    else EXPECT_EQ(mine, reference[h]) << "half 0x" << std::hex << h;
+    EXPECT_EQ(std::signbit(mine), std::signbit(reference[h])) << h;
+  }
 }
 
 TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {

@@ -1,10 +1,12 @@
 #include "store/layout_file.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string_view>
 #include <type_traits>
 
 #include "attnscan/error.hpp"
+#include "store/half_float.hpp"
 
 namespace attnscan {
 
@@ -189,7 +191,16 @@ std::vector<float> LayoutReader::attention_floats(uint64_t begin, uint64_t end) 
   std::vector<float> out(end > begin ? static_cast<std::size_t>(end - begin) : 0);
   if (out.empty()) return out;
   attention_raw(begin, end, out.data());
-  file_.raw_to_floats("attention/values", out.data(), out.size());
+  if (params_.dtype == AttentionDType::F16) {  // in place, from the back: each float is wider than its half
+    const auto* half = reinterpret_cast<const uint16_t*>(out.data());
+    for (std::size_t i = out.size(); i-- > 0;) {
+      uint16_t h;
+      std::memcpy(&h, half + i, sizeof h);  // little-endian in the file, as on every host attnscan builds for
+      out[i] = half_to_float(h);
+    }
+  } else if (params_.dtype != AttentionDType::F32) {
+    file_.raw_to_floats("attention/values", out.data(), out.size());
+  }
   return out;
 }
 
