@@ -56,7 +56,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 1
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 2
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)
@@ -726,6 +726,182 @@ def test_full_disk_is_clear_and_resumes():
         assert os.listdir(small) == [], os.listdir(small)
     finally:
         subprocess.run(["umount", small])
+
+
+# --- stored data: damage and resume (docs/reliability.md) ---------------------------------------------
+
+DAMAGE_ARGS = [*STSB_DEV, "--set", "dataset.max_rows=480", "--set", "pipeline.block_rows=32"]
+
+
+def killed_after_commits(args, target, blocks):
+    """Starts `attnscan run ARGS -o TARGET` and SIGKILLs it once TARGET.parts holds `blocks`
+    committed block parts (and before it finishes)."""
+    p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    parts = target + ".parts"
+    deadline = time.time() + 300
+    while time.time() < deadline and p.poll() is None:
+        if os.path.isdir(parts) and sum(n.startswith("block-") and n.endswith(".h5") for n in os.listdir(parts)) >= blocks:
+            break
+        time.sleep(0.05)
+    assert p.poll() is None, "the run finished before it could be killed"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    return sorted(n for n in os.listdir(parts) if n.startswith("block-") and n.endswith(".h5"))
+
+
+def flip(path, offset, n=32):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = bytearray(f.read(n))
+        f.seek(offset)
+        f.write(bytes(x ^ 0x5A for x in b))
+
+
+def copy(src, dst):
+    with open(src, "rb") as a, open(dst, "wb") as b:
+        b.write(a.read())
+    return dst
+
+
+def assert_clean_error(p, *needles):
+    """One clear error: non-zero exit, the needles in stderr, no library stack or abort."""
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr)
+    for bad in ("HDF5-DIAG", "Traceback", "terminate called", "#000:"):
+        assert bad not in p.stderr, p.stderr
+
+
+def test_damaged_tmp_redoes_committed_blocks():
+    """Kill, then truncate OUT.h5.tmp (to 1 KiB, or to half): the committed blocks' attention in it
+    fails its checksum and is redone; the result equals an uninterrupted run (not zeros)."""
+    model_dir()
+    need_datasets()
+    run("run", *DAMAGE_ARGS, "-o", out("ref.h5"))
+    for how in ("1k", "half"):
+        target = out(f"truncated_{how}.h5")
+        committed = killed_after_commits(DAMAGE_ARGS, target, 3)
+        with open(os.path.join(target + ".parts", "attention.txt")) as f:
+            at = int(f.read().split()[1])  # where the attention starts in OUT.h5.tmp
+        end = 0  # and where that of the committed blocks ends
+        for name in committed:
+            with h5py.File(os.path.join(target + ".parts", name), "r") as part:
+                end = max(end, int(part.attrs["attention_first"]) + int(part.attrs["attention_values"]))
+        os.truncate(target + ".tmp", 1024 if how == "1k" else at + end * 2 // 2)  # float16: half of it
+        r = run("run", *DAMAGE_ARGS, "-o", target)
+        assert "fails its checksum (damaged); redoing block" in r.stderr, r.stderr
+        assert_same_file(out("ref.h5"), target)
+        print(f"{how}: {len(committed)} committed block(s); {r.stderr.count('redoing block')} redone")
+
+
+def test_damaged_block_part_is_redone_and_lost_identity_names_overwrite():
+    model_dir()
+    need_datasets()
+    run("run", *DAMAGE_ARGS, "-o", out("ref.h5"))
+    target = out("part.h5")
+    committed = killed_after_commits(DAMAGE_ARGS, target, 2)
+    part = os.path.join(target + ".parts", committed[0])
+    os.truncate(part, os.path.getsize(part) // 2)
+    r = run("run", *DAMAGE_ARGS, "-o", target)
+    assert f"note: {part}: damaged (" in r.stderr and "redoing block" in r.stderr, r.stderr
+    assert_same_file(out("ref.h5"), target)
+    lost = out("lost.h5")
+    killed_after_commits(DAMAGE_ARGS, lost, 1)
+    os.remove(os.path.join(lost + ".parts", "identity.txt"))
+    p = run("run", *DAMAGE_ARGS, "-o", lost, check=False)
+    assert_clean_error(p, "identity.txt: missing", "Pass --overwrite to discard them and start this output over")
+    run("run", *DAMAGE_ARGS, "-o", lost, "--overwrite")
+    assert_same_file(out("ref.h5"), lost)
+
+
+def test_flipped_bytes_are_named_by_every_reader():
+    """32 flipped bytes in stored attention, in scores, or in an object header: every reader stops
+    with 'FILE is damaged: dataset ...' (exit 1), and `verify` lists it; a clean file verifies."""
+    model_dir()
+    clean = out("clean.h5")
+    run("run", "-c", "configs/default.yaml", "--set", "detectors=next_token,delimiter", "-o", clean, "--no-progress")
+    p = run("verify", clean)
+    assert "OK: 10 examples" in p.stdout and "checksums verified" in p.stdout, p.stdout
+    with h5py.File(clean, "r") as f:
+        attention_at = f["attention/values"].id.get_offset()
+        scores_at = f["scores/next_token/next_token/values"].id.get_chunk_info(0).byte_offset
+        header_at = h5py.h5o.get_info(f["examples/index"].id).addr
+    bad_attention = copy(clean, out("bad_attention.h5"))
+    flip(bad_attention, attention_at + 4096)
+    p = run("verify", bad_attention, check=False)
+    assert p.returncode == 1 and "DAMAGED" in p.stdout and "dataset attention/values, values 0..65536 (checksum mismatch)" in p.stdout, p.stdout
+    damaged = f"{bad_attention} is damaged: dataset attention/values"
+    assert_clean_error(run("similarity", bad_attention, check=False), damaged)
+    assert_clean_error(run("report", bad_attention, "-o", out("bad.html"), check=False), damaged)
+    bad_scores = copy(clean, out("bad_scores.h5"))
+    flip(bad_scores, scores_at + 100)
+    p = run("verify", bad_scores, check=False)
+    assert p.returncode == 1 and "dataset scores/next_token/next_token/values" in p.stdout, p.stdout
+    damaged = f"{bad_scores} is damaged: dataset scores/next_token/next_token/values, rows 0..10 cannot be read (checksum mismatch)"
+    assert_clean_error(run("heads", bad_scores, check=False), damaged)
+    assert_clean_error(run("compare", clean, bad_scores, check=False), "is damaged: dataset scores/")
+    bad_header = copy(clean, out("bad_header.h5"))
+    flip(bad_header, header_at + 8)
+    for command in (["heads", bad_header], ["verify", bad_header]):
+        p = run(*command, check=False)
+        assert p.returncode == 1 and f"{bad_header} is damaged" in p.stdout + p.stderr, (command, p.stdout, p.stderr)
+    with open(copy(clean, out("bad_superblock.h5")), "r+b") as f:
+        f.write(b"\x89HDF\r\n\x1a\n" + b"\xff" * 24)
+    assert_clean_error(run("heads", out("bad_superblock.h5"), check=False), "the file is damaged: its HDF5 structure cannot be read")
+
+
+def test_merge_refuses_a_damaged_shard():
+    model_dir()
+    args = ["-c", "configs/default.yaml", "--set", "detectors=next_token", "--set", "pipeline.block_rows=4", "--no-progress"]
+    shards = [out(f"dshard{i}.h5") for i in range(2)]
+    for i, s in enumerate(shards):
+        run("run", *args, "--shard", f"{i}/2", "-o", s)
+    with h5py.File(shards[1], "r") as f:
+        at = f["attention/values"].id.get_offset()
+    flip(shards[1], at + 64)
+    p = run("merge", out("dmerged.h5"), *shards, check=False)
+    assert_clean_error(p, f"{shards[1]} is damaged: dataset attention/values")
+    assert not os.path.exists(out("dmerged.h5"))
+
+
+def test_verify_checks_structure_of_format_version_1():
+    """A file without checksums (format_version 1) still reads; verify says so and checks the
+    attention rows and offsets."""
+    model_dir()
+    v1 = out("v1.h5")
+    run("run", "-c", "configs/default.yaml", "--set", "detectors=next_token", "-o", v1, "--no-progress")
+    with h5py.File(v1, "r+") as f:
+        del f["attention/checksums"]
+        f.attrs["format_version"] = 1
+    p = run("verify", v1)
+    assert "format_version 1 carries no checksums" in p.stdout and "rows sum to 1" in p.stdout, p.stdout
+    run("heads", v1)
+    with h5py.File(v1, "r+") as f:
+        o = int(f["examples/attention_offset"][3])
+        f["attention/values"][o:o + 8] = 7.0
+        f["examples/token_offset"][5] += 1
+    p = run("verify", v1, check=False)
+    assert p.returncode == 1 and "example 3: 1 of" in p.stdout and "rows do not sum to 1" in p.stdout, p.stdout
+    assert "example 5: examples/token_offset is" in p.stdout, p.stdout
+
+
+def test_similarity_never_leaves_a_half_written_file():
+    """similarity writes into a copy and renames it: a write that fails (here a file-size limit)
+    leaves the result file byte for byte as it was."""
+    model_dir()
+    target = out("sim.h5")
+    run("run", "-c", "configs/default.yaml", "--set", "detectors=next_token", "-o", target, "--no-progress")
+    before = open(target, "rb").read()
+    p = subprocess.run([BIN, "similarity", target], cwd=ROOT, capture_output=True, text=True,
+                       preexec_fn=limited(len(before)))
+    assert p.returncode == 1 and "is unchanged" in p.stderr, p.stderr
+    assert open(target, "rb").read() == before, "similarity changed the file although it failed"
+    assert not os.path.exists(target + ".similarity.tmp")
+    run("similarity", target)
+    assert "OK:" in run("verify", target).stdout
+    with h5py.File(target, "r") as f:
+        assert f["analysis/head_similarity/js_divergence"].shape == (72, 72)
 
 
 if __name__ == "__main__":

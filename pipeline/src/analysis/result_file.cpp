@@ -97,8 +97,7 @@ ExampleView ResultFile::example(std::size_t i) const {
   v.special = f.read<uint8_t>("tokens/special", t, t + n);
   const int64_t o = f.read<int64_t>("examples/attention_offset", i, i + 1).at(0);
   if (o >= 0) {
-    v.attention = f.read_floats("attention/values", static_cast<std::size_t>(o),
-                                static_cast<std::size_t>(o) + reader_.attention_count(n));
+    v.attention = reader_.attention_floats(static_cast<uint64_t>(o), static_cast<uint64_t>(o) + reader_.attention_count(n));
     if (params().dtype == AttentionDType::U8)
       for (auto& x : v.attention) x /= 255.0f;
   }

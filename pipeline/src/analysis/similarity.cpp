@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "attnscan/error.hpp"
+#include "store/durable.hpp"
 #include "store/output_lock.hpp"
 
 namespace attnscan::analysis {
@@ -118,8 +119,10 @@ HeadSimilarity head_similarity(const ResultFile& file) {
   return s;
 }
 
-void store_similarity(const std::filesystem::path& path, const HeadSimilarity& s) {
-  const OutputLock lock(path, "attnscan similarity");
+namespace {
+
+// Writes /analysis/head_similarity/ into `path` in place.
+void write_similarity(const std::filesystem::path& path, const HeadSimilarity& s) {
   h5::File f = h5::File::open_rw(path);
   const std::string g = "analysis/head_similarity";  // replaced when computed again
   const uint64_t k = s.size();
@@ -132,6 +135,31 @@ void store_similarity(const std::filesystem::path& path, const HeadSimilarity& s
   f.set_attr("/" + g, "examples", static_cast<int64_t>(s.examples));
   f.set_attr("/" + g, "queries", static_cast<int64_t>(s.queries));
   f.flush();
+}
+
+}  // namespace
+
+// HDF5 rewrites object headers and free-space records in place, so a kill or a full disk halfway
+// through writing into the finished file could leave it unreadable. The results are written into a
+// copy, OUT.h5.similarity.tmp, which then replaces OUT.h5 by an atomic rename: a reader sees the
+// file before or after, never between. It costs one copy of the file's bytes.
+void store_similarity(const std::filesystem::path& path, const HeadSimilarity& s) {
+  const OutputLock lock(path, "attnscan similarity");
+  const std::filesystem::path tmp = path.string() + ".similarity.tmp";
+  std::error_code ec;
+  std::filesystem::copy_file(path, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(path.string() + ": cannot copy it to " + tmp.string() + " to store the results (" + ec.message() +
+                "); " + path.string() + " is unchanged");
+  }
+  try {
+    write_similarity(tmp, s);
+    durable_rename(tmp, path);
+  } catch (const Error& e) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(std::string(e.what()) + "; " + path.string() + " is unchanged");
+  }
 }
 
 }  // namespace attnscan::analysis

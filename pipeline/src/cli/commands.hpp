@@ -15,5 +15,6 @@ int plot_command(const std::vector<std::string>& args);
 int slurm_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int similarity_command(const std::vector<std::string>& args);
+int verify_command(const std::vector<std::string>& args);
 
 }  // namespace attnscan::cli

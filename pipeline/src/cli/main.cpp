@@ -28,6 +28,7 @@ void usage(std::ostream& out) {
          "  similarity  Jensen-Shannon divergence between heads and its 2-D MDS embedding, stored in the file\n"
          "  report    one offline HTML page: heatmaps, each pattern's top heads in head views, label groups\n"
          "  plot      SVG figures for papers: heatmaps, per-layer views, one head view\n"
+         "  verify    check a result file completely: checksums, attention rows, scores, offsets\n"
          "  info      this machine: CPU, instruction set, bf16 support, LibTorch, oneDNN, BLAS, HDF5 (= --version)\n"
          "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
 }
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
     if (command == "slurm") return attnscan::cli::slurm_command(args);
     if (command == "compare") return attnscan::cli::compare_command(args);
     if (command == "similarity") return attnscan::cli::similarity_command(args);
+    if (command == "verify") return attnscan::cli::verify_command(args);
     std::cerr << "attnscan: unknown command '" << command << "'\n\n";
     usage(std::cerr);
     return 2;

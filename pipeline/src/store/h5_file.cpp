@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 
 #include "attnscan/error.hpp"
@@ -24,6 +25,36 @@ template <> hid_t native<uint8_t>() { return H5T_NATIVE_UINT8; }
 template <> hid_t native<double>() { return H5T_NATIVE_DOUBLE; }
 
 constexpr unsigned kLz4Filter = 32004;
+
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* data) {
+  auto* innermost = static_cast<std::string*>(data);
+  if (e->desc && *e->desc) *innermost = e->desc;
+  return 0;
+}
+
+// Why the last HDF5 call failed, from its error stack: "checksum mismatch" when a Fletcher32 check
+// fired, else HDF5's innermost description.
+std::string hdf5_reason() {
+  std::string innermost, all;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &innermost);
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e->desc) *static_cast<std::string*>(data) += std::string(e->desc) + "\n";
+        return 0;
+      },
+      &all);
+  if (all.find("Fletcher32") != std::string::npos || all.find("checksum") != std::string::npos) return "checksum mismatch";
+  return innermost.empty() ? "unreadable storage" : innermost;
+}
+
+std::string rows_text(std::size_t begin, std::size_t end) {
+  return end == begin + 1 ? "row " + std::to_string(begin) : "rows " + std::to_string(begin) + ".." + std::to_string(end);
+}
+
+// Adds the Fletcher32 checksum filter: HDF5 computes it per chunk on write and fails a read whose
+// chunk does not match.
+void add_checksum(hid_t dcpl) { H5Pset_fletcher32(dcpl); }
 
 }  // namespace
 
@@ -82,12 +113,31 @@ void ensure_plugin_path() {
   });
 }
 
+void File::damaged(const std::string& what) const {
+  throw Error(path_.string() + " is damaged: " + what + " (" + hdf5_reason() + "). Run `attnscan verify " +
+              path_.string() + "` for a full check; restore the file or rerun the run that wrote it");
+}
+
 void File::fail(const std::string& what) const {
   // HDF5 does not say why a write failed; the system call under it leaves errno behind.
+  // Every write operation clears errno first, so a stale value cannot be taken for this failure's.
   const int err = errno;
   const bool no_space = err == ENOSPC || err == EFBIG || err == EDQUOT;
   throw Error(path_.string() + ": HDF5: " + what +
               (no_space ? std::string(" (") + std::strerror(err) + ": the disk is full or a file-size limit was hit)" : ""));
+}
+
+static std::string unopenable_reason(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "no such file";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string("cannot be read: ") + std::strerror(errno);
+  char head[8] = {};
+  in.read(head, sizeof head);
+  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  if (in.gcount() == 8 && std::memcmp(head, kSignature, 8) == 0)
+    return "the file is damaged: its HDF5 structure cannot be read (" + hdf5_reason() + ")";
+  return "not an HDF5 file, or damaged: its HDF5 signature is missing";
 }
 
 File File::create(const std::filesystem::path& path) {
@@ -102,7 +152,7 @@ File File::open_rw(const std::filesystem::path& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   ensure_plugin_path();
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (f < 0) throw Error(path.string() + ": cannot open as HDF5 for writing");
+  if (f < 0) throw Error(path.string() + ": cannot open for writing: " + unopenable_reason(path));
   return File(path, Handle(f, H5Fclose));
 }
 
@@ -114,9 +164,38 @@ uint64_t File::dataset_offset(const std::string& name) const {
 }
 
 void File::resize(const std::string& name, std::size_t size) {
+  errno = 0;
   Handle d = dataset(name);
-  hsize_t n = size;
-  if (H5Dset_extent(d.get(), &n) < 0) fail("cannot resize " + name);
+  std::vector<hsize_t> extent;
+  for (auto d0 : dims(name)) extent.push_back(d0);
+  if (extent.empty()) fail("cannot resize " + name + ": not an array");
+  extent[0] = size;  // rows; the trailing dimensions stay
+  if (H5Dset_extent(d.get(), extent.data()) < 0) fail("cannot resize " + name);
+}
+
+std::size_t File::value_size(const std::string& name) const {
+  Handle d = dataset(name);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  return H5Tget_size(type.get());
+}
+
+bool File::has_checksum_filter(const std::string& name) const {
+  Handle d = dataset(name);
+  Handle dcpl(H5Dget_create_plist(d.get()), H5Pclose);
+  unsigned flags = 0, config = 0;
+  std::size_t n = 0;
+  return H5Pget_filter_by_id2(dcpl.get(), H5Z_FILTER_FLETCHER32, &flags, &n, nullptr, 0, nullptr, &config) >= 0;
+}
+
+void File::raw_to_floats(const std::string& name, void* buf, std::size_t n) const {
+  Handle d = dataset(name);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (H5Tconvert(type.get(), H5T_NATIVE_FLOAT, n, buf, nullptr, H5P_DEFAULT) < 0) fail("cannot convert " + name + " to float32");
+}
+
+void File::remove(const std::string& name) {
+  errno = 0;
+  if (H5Ldelete(id(), name.c_str(), H5P_DEFAULT) < 0) fail("cannot remove " + name);
 }
 
 void File::create_rows_dataset(const std::string& name, const std::vector<uint64_t>& trailing, std::size_t chunk_rows) {
@@ -129,6 +208,7 @@ void File::create_rows_dataset(const std::string& name, const std::vector<uint64
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), maxdims.data()), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(dcpl.get(), static_cast<int>(cdims.size()), cdims.data());
+  add_checksum(dcpl.get());
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   hid_t d = H5Dcreate2(id(), name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
@@ -147,6 +227,7 @@ std::vector<uint64_t> File::dims(const std::string& name) const {
 
 void File::append_rows(const std::string& name, const float* data, std::size_t rows) {
   if (rows == 0) return;
+  errno = 0;
   Handle d = dataset(name);
   auto cur = dims(name);
   std::vector<hsize_t> next(cur.begin(), cur.end()), start(cur.size(), 0), count(cur.begin(), cur.end());
@@ -173,17 +254,24 @@ std::vector<float> File::read_rows(const std::string& name, std::size_t begin, s
   Handle space(H5Dget_space(d.get()), H5Sclose);
   H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
   Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
-  if (H5Dread(d.get(), H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0) fail("cannot read " + name);
+  if (H5Dread(d.get(), H5T_NATIVE_FLOAT, mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0)
+    damaged("dataset " + name + ", " + rows_text(begin, end) + " cannot be read");
   return out;
 }
 
 void File::write_array(const std::string& name, const std::vector<uint64_t>& shape, const std::vector<float>& data) {
+  errno = 0;
   std::vector<hsize_t> dd(shape.begin(), shape.end());
   Handle space(H5Screate_simple(static_cast<int>(dd.size()), dd.data(), nullptr), H5Sclose);
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  if (exists(name)) H5Ldelete(id(), name.c_str(), H5P_DEFAULT);
-  Handle d(H5Dcreate2(id(), name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!data.empty()) {  // one chunk: the whole array, under a Fletcher32 checksum
+    H5Pset_chunk(dcpl.get(), static_cast<int>(dd.size()), dd.data());
+    add_checksum(dcpl.get());
+  }
+  if (exists(name)) remove(name);
+  Handle d(H5Dcreate2(id(), name.c_str(), H5T_IEEE_F32LE, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), H5Dclose);
   if (!d || H5Dwrite(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
     fail("cannot write " + name);
 }
@@ -192,15 +280,17 @@ File File::open_read(const std::filesystem::path& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   ensure_plugin_path();
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) throw Error(path.string() + ": cannot open as HDF5 (missing, unreadable or not HDF5)");
+  if (f < 0) throw Error(path.string() + ": cannot open as HDF5: " + unopenable_reason(path));
   return File(path, Handle(f, H5Fclose));
 }
 
 void File::flush() {
+  errno = 0;
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) fail("flush failed");
 }
 
 void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk, Compression c) {
+  errno = 0;
   hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, cdims[1] = {std::max<hsize_t>(chunk, 1)};
   Handle space(H5Screate_simple(1, dims, maxdims), H5Sclose);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
@@ -214,6 +304,9 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
       fail("lz4 filter (id 32004) not available: install Debian's hdf5-filter-plugin");
     if (H5Pset_filter(dcpl.get(), kLz4Filter, H5Z_FLAG_MANDATORY, 0, nullptr) < 0) fail("cannot set lz4 filter");
   }
+  // After compression: the checksum covers the bytes on disk. Variable-length strings live in the
+  // global heap, outside any chunk, so HDF5 allows no checksum on them.
+  if (H5Tis_variable_str(type) <= 0) add_checksum(dcpl.get());
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
@@ -222,6 +315,7 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
 }
 
 void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now) {
+  errno = 0;
   hsize_t dims[1] = {size};
   Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
@@ -237,7 +331,7 @@ void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t
 
 Handle File::dataset(const std::string& name) const {
   Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d) fail("no dataset " + name);
+  if (!d) damaged("dataset " + name + " cannot be opened (missing or its header is unreadable)");
   return d;
 }
 
@@ -245,6 +339,7 @@ Handle File::dataset(const std::string& name) const {
 // memtype < 0: the values are already in the dataset's own type.
 void File::write_1d(const std::string& name, hid_t memtype, const void* data, std::size_t count) {
   if (count == 0) return;
+  errno = 0;
   Handle d = dataset(name);
   Handle type(H5Dget_type(d.get()), H5Tclose);
   hsize_t start = 0, n = count;
@@ -275,7 +370,7 @@ void File::read_1d(const std::string& name, hid_t memtype, std::size_t begin, st
   H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr);
   Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
   if (H5Dread(d.get(), memtype < 0 ? type.get() : memtype, mem.get(), space.get(), H5P_DEFAULT, out) < 0)
-    fail("cannot read " + name);
+    damaged("dataset " + name + ", " + rows_text(begin, end) + " cannot be read");
 }
 
 void File::append_raw(const std::string& name, const void* data, std::size_t count) { write_1d(name, -1, data, count); }
@@ -336,62 +431,73 @@ namespace {
 
 Handle open_object(hid_t file, const std::string& obj) { return Handle(H5Oopen(file, obj.c_str(), H5P_DEFAULT), H5Oclose); }
 
-void write_attr(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
-  if (H5Aexists(obj, name.c_str()) > 0) H5Adelete(obj, name.c_str());
+// False when HDF5 could not replace the attribute (read-only file, full disk, damaged header).
+bool write_attr(hid_t obj, const std::string& name, hid_t type, hid_t space, const void* data) {
+  if (H5Aexists(obj, name.c_str()) > 0 && H5Adelete(obj, name.c_str()) < 0) return false;
   Handle a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  H5Awrite(a.get(), type, data);
+  return a && H5Awrite(a.get(), type, data) >= 0;
 }
 
 }  // namespace
 
 void File::set_attr(const std::string& obj, const std::string& name, const std::string& value) {
+  errno = 0;
   Handle o = open_object(id(), obj);
   if (!o) fail("no object " + obj);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   const char* p = value.c_str();
-  write_attr(o.get(), name, utf8_string_type(), space.get(), &p);
+  if (!write_attr(o.get(), name, utf8_string_type(), space.get(), &p))
+    fail("cannot write attribute " + obj + ":" + name);
 }
 
 void File::set_attr(const std::string& obj, const std::string& name, int64_t value) {
+  errno = 0;
   Handle o = open_object(id(), obj);
   if (!o) fail("no object " + obj);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), &value);
+  if (!write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), &value))
+    fail("cannot write attribute " + obj + ":" + name);
 }
 
 void File::set_attr(const std::string& obj, const std::string& name, double value) {
+  errno = 0;
   Handle o = open_object(id(), obj);
   if (!o) fail("no object " + obj);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  write_attr(o.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value);
+  if (!write_attr(o.get(), name, H5T_NATIVE_DOUBLE, space.get(), &value))
+    fail("cannot write attribute " + obj + ":" + name);
 }
 
 void File::set_attr(const std::string& obj, const std::string& name, const std::vector<int64_t>& value) {
+  errno = 0;
   Handle o = open_object(id(), obj);
   if (!o) fail("no object " + obj);
   hsize_t n = value.size();
   Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
-  write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), value.data());
+  if (!write_attr(o.get(), name, H5T_NATIVE_INT64, space.get(), value.data()))
+    fail("cannot write attribute " + obj + ":" + name);
 }
 
 void File::set_attr(const std::string& obj, const std::string& name, const std::vector<std::string>& value) {
+  errno = 0;
   Handle o = open_object(id(), obj);
   if (!o) fail("no object " + obj);
   hsize_t n = value.size();
   Handle space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
   std::vector<const char*> ptrs;
   for (const auto& v : value) ptrs.push_back(v.c_str());
-  write_attr(o.get(), name, utf8_string_type(), space.get(), ptrs.data());
+  if (!write_attr(o.get(), name, utf8_string_type(), space.get(), ptrs.data()))
+    fail("cannot write attribute " + obj + ":" + name);
 }
 
 std::vector<std::string> File::attr_strings(const std::string& obj, const std::string& name) const {
   Handle o = open_object(id(), obj);
   Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
-  if (!a) fail("missing attribute " + obj + ":" + name);
+  if (!a) damaged("attribute " + obj + ":" + name + " is missing or unreadable");
   Handle space(H5Aget_space(a.get()), H5Sclose);
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   std::vector<char*> ptrs(static_cast<std::size_t>(std::max<hssize_t>(n, 0)), nullptr);
-  if (!ptrs.empty() && H5Aread(a.get(), utf8_string_type(), ptrs.data()) < 0) fail("cannot read attribute " + name);
+  if (!ptrs.empty() && H5Aread(a.get(), utf8_string_type(), ptrs.data()) < 0) damaged("attribute " + obj + ":" + name + " cannot be read");
   std::vector<std::string> out;
   for (char* p : ptrs) {
     out.emplace_back(p ? p : "");
@@ -408,9 +514,9 @@ bool File::has_attr(const std::string& obj, const std::string& name) const {
 std::string File::attr_string(const std::string& obj, const std::string& name) const {
   Handle o = open_object(id(), obj);
   Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
-  if (!a) fail("missing attribute " + obj + ":" + name);
+  if (!a) damaged("attribute " + obj + ":" + name + " is missing or unreadable");
   char* p = nullptr;
-  if (H5Aread(a.get(), utf8_string_type(), &p) < 0) fail("cannot read attribute " + name);
+  if (H5Aread(a.get(), utf8_string_type(), &p) < 0) damaged("attribute " + obj + ":" + name + " cannot be read");
   std::string s = p ? p : "";
   H5free_memory(p);
   return s;
@@ -419,20 +525,20 @@ std::string File::attr_string(const std::string& obj, const std::string& name) c
 int64_t File::attr_int(const std::string& obj, const std::string& name) const {
   Handle o = open_object(id(), obj);
   Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
-  if (!a) fail("missing attribute " + obj + ":" + name);
+  if (!a) damaged("attribute " + obj + ":" + name + " is missing or unreadable");
   int64_t v = 0;
-  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail("cannot read attribute " + name);
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) damaged("attribute " + obj + ":" + name + " cannot be read");
   return v;
 }
 
 std::vector<int64_t> File::attr_ints(const std::string& obj, const std::string& name) const {
   Handle o = open_object(id(), obj);
   Handle a(o ? H5Aopen(o.get(), name.c_str(), H5P_DEFAULT) : -1, H5Aclose);
-  if (!a) fail("missing attribute " + obj + ":" + name);
+  if (!a) damaged("attribute " + obj + ":" + name + " is missing or unreadable");
   Handle space(H5Aget_space(a.get()), H5Sclose);
   hssize_t n = H5Sget_simple_extent_npoints(space.get());
   std::vector<int64_t> v(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
-  if (!v.empty() && H5Aread(a.get(), H5T_NATIVE_INT64, v.data()) < 0) fail("cannot read attribute " + name);
+  if (!v.empty() && H5Aread(a.get(), H5T_NATIVE_INT64, v.data()) < 0) damaged("attribute " + obj + ":" + name + " cannot be read");
   return v;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// Thin RAII layer over the HDF5 C API for layout v1: create/open files, extendable 1-D datasets,
+// Thin RAII layer over the HDF5 C API for the layout: create/open files, extendable 1-D datasets,
 // UTF-8 strings, the half-float type and attributes. HDF5 errors become attnscan::Error naming the
-// file and object.
+// file and object. Every chunked dataset carries HDF5's Fletcher32 checksum, verified on each read;
+// a read that fails says the file is damaged, naming the dataset and rows.
 #include <hdf5.h>
 
 #include <cstdint>
@@ -62,7 +63,14 @@ class File {
   std::vector<uint64_t> dims(const std::string& name) const;
   // Fixed-shape float32 dataset written at once (aggregates).
   void write_array(const std::string& name, const std::vector<uint64_t>& shape, const std::vector<float>& data);
+  // Sets the number of rows (the first dimension) of an extendable dataset.
   void resize(const std::string& name, std::size_t size);
+  void remove(const std::string& name);
+  std::size_t value_size(const std::string& name) const;  // bytes per value in the file
+  bool has_checksum_filter(const std::string& name) const;  // chunked under Fletcher32
+  // Raw values of dataset `name` (n of them, value_size() bytes each, at the front of buf) converted
+  // in place to float32; buf must hold n floats.
+  void raw_to_floats(const std::string& name, void* buf, std::size_t n) const;
   template <typename T>
   void append(const std::string& name, const std::vector<T>& values);
   void append_strings(const std::string& name, const std::vector<std::string>& values);
@@ -92,6 +100,8 @@ class File {
   File(std::filesystem::path path, Handle h) : path_(std::move(path)), file_(std::move(h)) {}
   std::map<std::string, std::size_t> filled_;  // fixed-size datasets: values written so far
   [[noreturn]] void fail(const std::string& what) const;
+  // A read of stored data failed: "FILE is damaged: WHAT (checksum mismatch | HDF5's reason)".
+  [[noreturn]] void damaged(const std::string& what) const;
   Handle dataset(const std::string& name) const;  // open, or fail naming it
   void write_1d(const std::string& name, hid_t memtype, const void* data, std::size_t count);
   void read_1d(const std::string& name, hid_t memtype, std::size_t begin, std::size_t end, void* out) const;

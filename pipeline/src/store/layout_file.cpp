@@ -1,10 +1,12 @@
 #include "store/layout_file.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string_view>
 #include <type_traits>
 
 #include "attnscan/error.hpp"
+#include "store/half_float.hpp"
 
 namespace attnscan {
 
@@ -56,12 +58,32 @@ void read_column(const h5::File& f, const std::string& name, std::size_t begin, 
 
 bool starts_with(const char* s, const char* prefix) { return std::string_view(s).rfind(prefix, 0) == 0; }
 
+// The attribute /attention:dtype; anything else is refused, never read as another dtype.
+AttentionDType parse_dtype(const std::filesystem::path& path, const std::string& dt) {
+  for (auto t : {AttentionDType::F32, AttentionDType::F16, AttentionDType::U8})
+    if (dt == dtype_name(t)) return t;
+  throw Error(path.string() + ": attribute /attention:dtype is '" + dt +
+              "', not float32, float16 or uint8 (the file is damaged or was not written by attnscan)");
+}
+
+Compression parse_compression(const std::filesystem::path& path, const std::string& c) {
+  for (auto k : {Compression::None, Compression::Lz4, Compression::Deflate})
+    if (c == compression_name(k)) return k;
+  throw Error(path.string() + ": attribute /attention:compression is '" + c +
+              "', not none, lz4 or deflate (the file is damaged or was not written by attnscan)");
+}
+
 }  // namespace
 
 LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const LayoutParams& params) {
   LayoutWriter w(h5::File::open_rw(path), params);
   LayoutChunk none;
   for_each_column(none, [&](const char* name, const auto&, std::size_t) { w.file_.resize(name, 0); });
+  for (const auto& so : params.scores) {  // rows of an earlier, interrupted pass
+    w.file_.resize("scores/" + so.key() + "/values", 0);
+    w.file_.resize("scores/" + so.key() + "/baseline", 0);
+  }
+  if (w.file_.exists(kAttentionChecksums)) w.file_.remove(kAttentionChecksums);
   return w;
 }
 
@@ -135,18 +157,16 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   auto& f = file_;
   if (!f.has_attr("/", "format") || f.attr_string("/", "format") != kFormatName)
     throw Error(path.string() + ": not an attnscan file (root attribute format is not 'attnscan')");
-  int64_t version = f.attr_int("/", "format_version");
-  if (version != kFormatVersion)
-    throw Error(path.string() + ": format_version " + std::to_string(version) + ", this attnscan reads version " +
-                std::to_string(kFormatVersion));
+  format_version_ = f.attr_int("/", "format_version");
+  if (format_version_ < kOldestFormatVersion || format_version_ > kFormatVersion)
+    throw Error(path.string() + ": format_version " + std::to_string(format_version_) + ", this attnscan reads versions " +
+                std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion));
   params_.layers = f.attr_ints("/attention", "layers");
   params_.heads = f.attr_ints("/attention", "heads");
   params_.model_layers = f.attr_int("/attention", "model_layers");
   params_.model_heads = f.attr_int("/attention", "model_heads");
-  std::string dt = f.attr_string("/attention", "dtype");
-  params_.dtype = dt == "float32" ? AttentionDType::F32 : dt == "float16" ? AttentionDType::F16 : AttentionDType::U8;
-  std::string comp = f.attr_string("/attention", "compression");
-  params_.compression = comp == "lz4" ? Compression::Lz4 : comp == "deflate" ? Compression::Deflate : Compression::None;
+  params_.dtype = parse_dtype(path, f.attr_string("/attention", "dtype"));
+  params_.compression = parse_compression(path, f.attr_string("/attention", "compression"));
   if (f.has_attr("/scores", "outputs")) {
     for (const std::string& key : f.attr_strings("/scores", "outputs")) {
       const std::string detector = key.substr(0, key.find('/')), group = "/scores/" + detector;
@@ -158,6 +178,30 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   }
   n_examples_ = f.length("examples/index");
   n_rejects_ = f.length("rejects/index");
+  external_ = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
+  checks_ = std::make_unique<AttentionChecks>(f);
+}
+
+void LayoutReader::attention_raw(uint64_t begin, uint64_t end, void* out) const {
+  if (external_) throw Error(file_.path().string() + ": internal: the attention of this block part is in OUT.h5.tmp");
+  checks_->read(file_, begin, end, out);
+}
+
+std::vector<float> LayoutReader::attention_floats(uint64_t begin, uint64_t end) const {
+  std::vector<float> out(end > begin ? static_cast<std::size_t>(end - begin) : 0);
+  if (out.empty()) return out;
+  attention_raw(begin, end, out.data());
+  if (params_.dtype == AttentionDType::F16) {  // in place, from the back: each float is wider than its half
+    const auto* half = reinterpret_cast<const uint16_t*>(out.data());
+    for (std::size_t i = out.size(); i-- > 0;) {
+      uint16_t h;
+      std::memcpy(&h, half + i, sizeof h);  // little-endian in the file, as on every host attnscan builds for
+      out[i] = half_to_float(h);
+    }
+  } else if (params_.dtype != AttentionDType::F32) {
+    file_.raw_to_floats("attention/values", out.data(), out.size());
+  }
+  return out;
 }
 
 uint64_t LayoutReader::attention_count(uint32_t n) const {
@@ -176,7 +220,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     read_column(f, name, t0, t1, column);
   });
   for (auto& o : e.token_offset) o -= t0;
-  const bool external = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
+  const bool external = external_;
   if (b > a) {
     int64_t v0 = -1, v1 = -1;
     for (std::size_t i = 0; i < e.size(); ++i) {
@@ -188,7 +232,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
       for (auto& o : e.attention_offset)
         if (o >= 0) o -= v0;
       out.attention.resize(static_cast<std::size_t>(v1 - v0) * attention_value_size(params_.dtype));
-      f.read_raw("attention/values", static_cast<std::size_t>(v0), static_cast<std::size_t>(v1), out.attention.data());
+      attention_raw(static_cast<uint64_t>(v0), static_cast<uint64_t>(v1), out.attention.data());
     }
   }
   for (const auto& so : params_.scores)

@@ -3,13 +3,17 @@
 #include <filesystem>
 #include <memory>
 
+#include "store/attention_checksums.hpp"
 #include "store/h5_file.hpp"
 #include "store/layout_columns.hpp"
 
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
-inline constexpr int64_t kFormatVersion = 1;
+// 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
+// 1: the same layout without checksums; still read.
+inline constexpr int64_t kFormatVersion = 2;
+inline constexpr int64_t kOldestFormatVersion = 1;
 
 // One detector output stored under /scores/<detector>/<output>/.
 struct ScoreOutput {
@@ -37,7 +41,8 @@ class LayoutWriter {
   // chunks then carry metadata only, with absolute attention offsets.
   LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values = -1,
                bool external_attention = false);
-  // Reopens such a file to append its metadata; metadata already there is discarded first.
+  // Reopens such a file to append its metadata; metadata already there (every column, every score
+  // row, the attention checksums) is discarded first.
   static LayoutWriter reopen(const std::filesystem::path& path, const LayoutParams& params);
   uint64_t attention_file_offset() const { return file_.dataset_offset("attention/values"); }
   // Appends a chunk whose offsets are relative to its own first token / attention value.
@@ -59,6 +64,13 @@ class LayoutReader {
   explicit LayoutReader(const std::filesystem::path& path);
   const h5::File& file() const { return file_; }
   const LayoutParams& params() const { return params_; }
+  int64_t format_version() const { return format_version_; }
+  // A block part whose attention lives in the final file (kExternalAttentionAttr).
+  bool external_attention() const { return external_; }
+  // Attention values [begin, end): raw (in the file's dtype), or as float32 (uint8 as 0..255),
+  // verified against attention/checksums when the file has them.
+  void attention_raw(uint64_t begin, uint64_t end, void* out) const;
+  std::vector<float> attention_floats(uint64_t begin, uint64_t end) const;
   std::size_t examples() const { return n_examples_; }
   std::size_t rejects() const { return n_rejects_; }
   // Examples [a, b) and rejects [c, d), offsets made relative to the chunk.
@@ -70,6 +82,9 @@ class LayoutReader {
   h5::File file_;
   LayoutParams params_;
   std::size_t n_examples_ = 0, n_rejects_ = 0;
+  int64_t format_version_ = 0;
+  bool external_ = false;
+  std::unique_ptr<AttentionChecks> checks_;
 };
 
 }  // namespace attnscan

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "attnscan/error.hpp"
+#include "store/attention_checksums.hpp"
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
@@ -88,6 +89,7 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
   {
     LayoutWriter w(tmp, LayoutReader(shards.front()).params());
     copy_blocks(sources, w);
+    write_attention_checksums(w.file());
     write_score_aggregates(w.file(), LayoutReader(shards.front()).params());
     write_root(w.file(), merged);
     w.file().flush();

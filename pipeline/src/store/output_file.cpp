@@ -11,6 +11,7 @@
 #include "attnscan/error.hpp"
 #include "attnscan/version.hpp"
 #include "store/durable.hpp"
+#include "store/unique_fd.hpp"
 
 namespace attnscan {
 
@@ -162,17 +163,17 @@ LayoutWriter reopen_or_rebuild(const std::filesystem::path& tmp, const LayoutPar
     w.file().flush();
   }
   const uint64_t bytes = values * attention_value_size(layout.dtype);
-  int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC), out = ::open(fresh.c_str(), O_WRONLY | O_CLOEXEC);
-  if (in < 0 || out < 0) throw Error(tmp.string() + ": cannot rebuild");
-  std::vector<uint8_t> buf(64u << 20);
-  for (uint64_t done = 0; done < bytes;) {
-    ssize_t r = ::pread(in, buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
-    if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
-    write_all_at(out, buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
-    done += static_cast<uint64_t>(r);
+  {
+    const UniqueFd in(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC)), out(::open(fresh.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!in || !out) throw Error(tmp.string() + ": cannot rebuild");
+    std::vector<uint8_t> buf(std::min<uint64_t>(64u << 20, std::max<uint64_t>(bytes, 1)));
+    for (uint64_t done = 0; done < bytes;) {
+      ssize_t r = ::pread(in.get(), buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
+      if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
+      write_all_at(out.get(), buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
+      done += static_cast<uint64_t>(r);
+    }
   }
-  ::close(in);
-  ::close(out);
   durable_rename(fresh, tmp);
   return LayoutWriter::reopen(tmp, layout);
 }

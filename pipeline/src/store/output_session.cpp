@@ -3,12 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <memory>
 
 #include "attnscan/error.hpp"
+#include "store/attention_checksums.hpp"
 #include "store/byte_count.hpp"
+#include "store/crc32c.hpp"
 #include "store/durable.hpp"
+#include "store/file_check.hpp"
 #include "store/parts_folder.hpp"
 #include "store/score_stats.hpp"
 
@@ -20,14 +24,16 @@ namespace {
 
 std::string shard_text(const RootInfo& r) { return std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count); }
 
+// Root attributes of a block part that prove its attention in OUT.h5.tmp: where it is and its CRC-32C.
+constexpr const char* kAttentionFirst = "attention_first";
+constexpr const char* kAttentionValues = "attention_values";
+constexpr const char* kAttentionCrc = "attention_crc32c";
+
 }  // namespace
 
 OutputSession::OutputSession(fs::path out, const std::string& holder) : out_(std::move(out)), lock_(out_, holder) {}
 
-OutputSession::~OutputSession() {
-  drop_in_flight();
-  if (fd_ >= 0) ::close(fd_);
-}
+OutputSession::~OutputSession() { drop_in_flight(); }
 
 fs::path OutputSession::parts() const { return parts_dir(out_); }
 
@@ -63,6 +69,7 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
                   ". Rerun with the original settings, or pass --overwrite to start over");
     remove_interrupted_commits(parts());
     committed_ = committed_blocks(parts());
+    keep_verified_blocks(log);
     log << "resuming: " << committed_.size() << " block(s) already committed in " << parts().string() << "\n";
   } else {
     fs::create_directories(parts());
@@ -70,6 +77,62 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
   }
   root_.numerics = note_numerics(parts(), root.numerics, log);
   return true;
+}
+
+void OutputSession::redo(uint64_t block, const std::string& why, std::ostream& log) {
+  log << "note: " << (parts() / block_name(block)).string() << ": " << why << "; redoing block " << block << "\n";
+  fs::remove(parts() / block_name(block));
+  committed_.erase(block);
+}
+
+void OutputSession::keep_verified_blocks(std::ostream& log) {
+  CheckOptions structure_and_checksums;
+  structure_and_checksums.row_sums = false;
+  for (uint64_t b : std::set<uint64_t>(committed_)) {
+    const fs::path p = parts() / block_name(b);
+    const CheckReport r = check_layout_file(p, structure_and_checksums);
+    if (!r.ok()) redo(b, "damaged (" + r.problems.front() + ")", log);
+    else if (r.format_version < kFormatVersion)
+      redo(b, "committed by an older attnscan without checksums, so it cannot be proven intact", log);
+  }
+}
+
+bool OutputSession::tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) const {
+  const std::size_t vs = attention_value_size(layout_.dtype);
+  std::vector<uint8_t> buf(static_cast<std::size_t>(std::min<uint64_t>(count * vs, 16u << 20)));
+  crc = 0;
+  for (uint64_t done = 0, bytes = count * vs; done < bytes;) {
+    const ssize_t r = ::pread(fd_.get(), buf.data(), std::min<uint64_t>(buf.size(), bytes - done),
+                              static_cast<off_t>(attention_at_ + first * vs + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;  // the file ends before the block's attention: truncated
+    crc = crc32c(buf.data(), static_cast<std::size_t>(r), crc);
+    done += static_cast<uint64_t>(r);
+  }
+  return true;
+}
+
+void OutputSession::keep_verified_attention(std::ostream& log) {
+  for (uint64_t b : std::set<uint64_t>(committed_)) {
+    int64_t first = 0, count = 0, crc = 0;
+    try {
+      const h5::File f = h5::File::open_read(parts() / block_name(b));
+      if (!f.has_attr("/", kAttentionCrc)) {
+        redo(b, "no checksum of its attention in " + tmp().string() + ", so it cannot be proven intact", log);
+        continue;
+      }
+      first = f.attr_int("/", kAttentionFirst);
+      count = f.attr_int("/", kAttentionValues);
+      crc = f.attr_int("/", kAttentionCrc);
+    } catch (const Error& e) {
+      redo(b, std::string("damaged (") + e.what() + ")", log);
+      continue;
+    }
+    uint32_t now = 0;
+    if (first < 0 || count < 0 || !tmp_crc(static_cast<uint64_t>(first), static_cast<uint64_t>(count), now) ||
+        now != static_cast<uint32_t>(crc))
+      redo(b, "its attention in " + tmp().string() + " fails its checksum (damaged)", log);
+  }
 }
 
 void OutputSession::check_free_space(uint64_t bytes) const {
@@ -111,14 +174,15 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
     }
     durable_rename(note.string() + ".tmp", note);
   }
-  fd_ = ::open(tmp().c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd_ < 0) throw Error(tmp().string() + ": cannot open for writing attention");
+  fd_.reset(::open(tmp().c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd_) throw Error(tmp().string() + ": cannot open for writing attention");
+  if (reuse) keep_verified_attention(log);
 }
 
 void OutputSession::write_attention(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes) {
   const std::size_t vs = attention_value_size(layout_.dtype);
   if (direct_) {
-    write_all_at(fd_, data, bytes, attention_at_ + (plan_.block_start.at(block) + offset) * vs, tmp());
+    write_all_at(fd_.get(), data, bytes, attention_at_ + (plan_.block_start.at(block) + offset) * vs, tmp());
     return;
   }
   int spill;
@@ -126,28 +190,40 @@ void OutputSession::write_attention(uint64_t block, uint64_t offset, const uint8
     std::lock_guard<std::mutex> lock(spill_mutex_);
     auto it = spills_.find(block);
     if (it == spills_.end()) {
-      const int f = ::open(spill_path(block).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (f < 0) throw Error(spill_path(block).string() + ": cannot create");
-      it = spills_.emplace(block, f).first;
+      UniqueFd f(::open(spill_path(block).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+      if (!f) throw Error(spill_path(block).string() + ": cannot create");
+      it = spills_.emplace(block, std::move(f)).first;
     }
-    spill = it->second;
+    spill = it->second.get();
   }
   write_all_at(spill, data, bytes, offset * vs, spill_path(block));
 }
 
 void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chunk) {
   const std::size_t vs = attention_value_size(layout_.dtype);
+  uint64_t first = 0, values = 0;  // the block's attention in OUT.h5.tmp
+  uint32_t crc = 0;
   if (direct_) {  // the attention is in OUT.h5.tmp already: make it durable, point the rows at it
-    if (::fdatasync(fd_) != 0) throw Error(tmp().string() + ": fdatasync failed");
+    if (::fdatasync(fd_.get()) != 0) throw Error(tmp().string() + ": fdatasync failed");
     const uint64_t start = plan_.block_start.at(block);
-    for (auto& o : chunk.examples.attention_offset)
-      if (o >= 0) o += static_cast<int64_t>(start);
+    const auto& e = chunk.examples;
+    const uint64_t per_token2 = layout_.layers.size() * layout_.heads.size();
+    first = start;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      auto& o = chunk.examples.attention_offset[i];
+      if (o < 0) continue;
+      o += static_cast<int64_t>(start);
+      if (values == 0) first = static_cast<uint64_t>(o);
+      values = static_cast<uint64_t>(o) + per_token2 * e.n_tokens[i] * e.n_tokens[i] - first;
+    }
+    // Recorded with the commit, checked on resume: what is in OUT.h5.tmp is what was written.
+    if (!tmp_crc(first, values, crc)) throw Error(tmp().string() + ": cannot read back the attention of block " + std::to_string(block));
   }
-  int spill = -1;
+  UniqueFd spill;
   if (!direct_) {
     std::lock_guard<std::mutex> lock(spill_mutex_);
     if (auto it = spills_.find(block); it != spills_.end()) {
-      spill = it->second;
+      spill = std::move(it->second);
       spills_.erase(it);
     }
   }
@@ -155,16 +231,16 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
   {
     LayoutWriter w(part_tmp, layout_);
     w.append(chunk);
-    if (spill >= 0) {  // the block's attention, in pieces of bounded size
+    if (spill) {  // the block's attention, in pieces of bounded size
       std::vector<uint8_t> buf(16u << 20);
       for (off_t at = 0;;) {
-        const ssize_t r = ::pread(spill, buf.data(), buf.size(), at);
+        const ssize_t r = ::pread(spill.get(), buf.data(), buf.size(), at);
         if (r < 0) throw Error(spill_path(block).string() + ": read failed");
         if (r == 0) break;
         w.file().append_raw("attention/values", buf.data(), static_cast<std::size_t>(r) / vs);
         at += r;
       }
-      ::close(spill);
+      spill.reset();
       fs::remove(spill_path(block));
     }
     auto& f = w.file();
@@ -173,6 +249,11 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
     f.set_attr("/", "block", static_cast<int64_t>(block));
     f.set_attr("/", "block_rows_seen", static_cast<int64_t>(rows_seen));
     f.set_attr("/", kExternalAttentionAttr, static_cast<int64_t>(direct_ ? 1 : 0));
+    if (direct_) {
+      f.set_attr("/", kAttentionFirst, static_cast<int64_t>(first));
+      f.set_attr("/", kAttentionValues, static_cast<int64_t>(values));
+      f.set_attr("/", kAttentionCrc, static_cast<int64_t>(crc));
+    }
     f.flush();
   }
   durable_rename(part_tmp, final_path);
@@ -181,8 +262,7 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
 
 void OutputSession::drop_in_flight() {
   std::lock_guard<std::mutex> lock(spill_mutex_);
-  for (auto& [block, f] : spills_) ::close(f);
-  spills_.clear();
+  spills_.clear();  // closes them
 }
 
 FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
@@ -208,13 +288,13 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
   try {
     std::unique_ptr<LayoutWriter> writer;
     if (direct_) {
-      ::close(fd_);
-      fd_ = -1;
+      fd_.reset();
       writer = std::make_unique<LayoutWriter>(reopen_or_rebuild(tmp(), layout_, plan_.total_values, attention_at_, log));
     } else {
       writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
     }
     copy_blocks(sources, *writer);
+    write_attention_checksums(writer->file());
     write_score_aggregates(writer->file(), layout_);
     write_root(writer->file(), root);
     writer->file().flush();
@@ -233,7 +313,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
 std::string OutputSession::failure_note() {
   drop_in_flight();
   if (committed_.empty()) {  // nothing worth keeping
-    if (fd_ >= 0) ::close(fd_), fd_ = -1;
+    fd_.reset();
     std::error_code ec;
     fs::remove_all(parts(), ec);
     fs::remove(tmp(), ec);

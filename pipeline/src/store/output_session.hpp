@@ -17,6 +17,7 @@
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
+#include "store/unique_fd.hpp"
 
 namespace attnscan {
 
@@ -41,12 +42,15 @@ class OutputSession {
 
   // Decides what to do for a run with this identity: false when OUT.h5 is already complete from the
   // same run (nothing to do). Refuses, naming what changed, an output or parts folder of another
-  // run; --overwrite (`overwrite`) discards them.
+  // run; --overwrite (`overwrite`) discards them. On resume every committed block part is checked
+  // completely (store/file_check.hpp); one that fails is removed and redone, with a line in `log`.
   bool begin(const RootInfo& root, const LayoutParams& layout, bool overwrite, std::ostream& log);
   const std::set<uint64_t>& committed() const { return committed_; }
 
   // Uncompressed attention of a known size goes straight into OUT.h5.tmp; without a plan (compressed
-  // or scores-only), each block's attention waits in a spill file until the block commits.
+  // or scores-only), each block's attention waits in a spill file until the block commits. When an
+  // OUT.h5.tmp is kept on resume, each committed block's attention in it is checked against the
+  // CRC-32C recorded at its commit; a block that fails is redone, with a line in `log`.
   void plan_attention(AttentionPlan plan, std::ostream& log);
   // Thread-safe: `bytes` of the storage dtype for the example at `offset` values into `block`.
   void write_attention(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes);
@@ -68,6 +72,11 @@ class OutputSession {
   std::filesystem::path tmp() const { return out_.string() + ".tmp"; }
   std::filesystem::path spill_path(uint64_t block) const;
   void check_free_space(uint64_t bytes) const;
+  void redo(uint64_t block, const std::string& why, std::ostream& log);
+  void keep_verified_blocks(std::ostream& log);       // block parts
+  void keep_verified_attention(std::ostream& log);    // their attention in a kept OUT.h5.tmp
+  // CRC-32C of values [first, first + count) of the attention in OUT.h5.tmp; false if short.
+  bool tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) const;
 
   std::filesystem::path out_;
   OutputLock lock_;
@@ -77,9 +86,9 @@ class OutputSession {
   AttentionPlan plan_;
   bool direct_ = false;        // attention written raw into OUT.h5.tmp
   uint64_t attention_at_ = 0;  // byte offset of attention/values in OUT.h5.tmp
-  int fd_ = -1;                // OUT.h5.tmp, while direct
+  UniqueFd fd_;                // OUT.h5.tmp, while direct
   std::mutex spill_mutex_;
-  std::map<uint64_t, int> spills_;  // block -> open spill file
+  std::map<uint64_t, UniqueFd> spills_;  // block -> open spill file
 };
 
 }  // namespace attnscan

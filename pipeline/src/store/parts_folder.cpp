@@ -37,7 +37,11 @@ void write_identity(const fs::path& dir, const RunIdentity& id, int shard_index,
 
 RunIdentity read_identity(const fs::path& dir, std::string& shard) {
   std::ifstream in(dir / "identity.txt", std::ios::binary);
-  if (!in) throw Error((dir / "identity.txt").string() + ": missing; this parts folder was not written by attnscan run");
+  if (!in)
+    throw Error((dir / "identity.txt").string() +
+                ": missing, so which run (model, dataset, options) wrote the committed blocks in " + dir.string() +
+                " cannot be checked. Pass --overwrite to discard them and start this output over (or restore "
+                "identity.txt)");
   RunIdentity id;
   std::string line;
   auto value = [&](const char* key) {

@@ -1,0 +1,48 @@
+#pragma once
+// Checksums of the stored attention values (format_version 2): one CRC-32C per span of
+// kChecksumSpan values of attention/values, in attention/checksums. Every other dataset of a layout
+// file is chunked with HDF5's Fletcher32 filter, which HDF5 verifies on each read; uncompressed
+// attention is one contiguous dataset (written raw, without HDF5 filters), so it carries these.
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/h5_file.hpp"
+
+namespace attnscan {
+
+inline constexpr const char* kAttentionChecksums = "attention/checksums";
+inline constexpr uint64_t kChecksumSpan = 1u << 16;  // values per checksum (128 KiB in float16)
+
+// (Re)computes attention/checksums from the attention values as they are in the file now.
+void write_attention_checksums(h5::File& f);
+
+// Reads attention values verified against their checksums. Without checksums (a file of
+// format_version 1) the values are read as they are.
+class AttentionChecks {
+ public:
+  explicit AttentionChecks(const h5::File& f);
+  bool present() const { return present_; }
+  uint64_t values() const { return values_; }
+  std::size_t value_size() const { return value_size_; }
+  // Raw values [begin, end) into out (value_size() bytes each). Throws "FILE is damaged: dataset
+  // attention/values, values A..B (checksum mismatch)" when a span covering them does not match.
+  void read(const h5::File& f, uint64_t begin, uint64_t end, void* out) const;
+  // Every span checked: the value ranges [a, b) whose checksum does not match (or that cannot be read).
+  std::vector<std::pair<uint64_t, uint64_t>> bad_spans(const h5::File& f) const;
+
+ private:
+  bool span_ok(std::size_t span, const uint8_t* bytes, uint64_t count) const;
+  bool present_ = false;
+  uint64_t values_ = 0, span_ = kChecksumSpan;
+  std::size_t value_size_ = 1;
+  std::vector<uint32_t> crc_;
+  // The spans read last: consecutive examples usually share one.
+  mutable std::mutex cache_mutex_;
+  mutable std::vector<uint8_t> cache_;
+  mutable uint64_t cache_begin_ = 0, cache_end_ = 0;
+};
+
+}  // namespace attnscan

@@ -1,0 +1,34 @@
+#pragma once
+// A complete check of one layout file (a final output, a shard or a committed block part): every
+// dataset read through its checksums, the attention checksums, the offsets between examples, tokens
+// and attention, attention rows summing to 1, and scores finite or NaN. Used by `attnscan verify`
+// and, for block parts, by a resume before it keeps a committed block.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnscan {
+
+struct CheckOptions {
+  bool row_sums = true;  // attention rows sum to 1 within the dtype's tolerance
+};
+
+struct CheckReport {
+  std::vector<std::string> problems;  // empty: nothing wrong found
+  int64_t format_version = 0;
+  bool checksums = false;             // the file carries checksums (format_version >= 2)
+  std::size_t examples = 0, rejects = 0, stored_examples = 0, rows_checked = 0;
+  uint64_t attention_values = 0, checksum_spans = 0;
+  bool ok() const { return problems.empty(); }
+};
+
+CheckReport check_layout_file(const std::filesystem::path& path, const CheckOptions& options = {});
+
+// The range a dtype's attention rows may sum to: rounding of float32, float16 and uint8 values.
+struct RowSumRange {
+  double low, high;
+};
+RowSumRange row_sum_range(const std::string& dtype);
+
+}  // namespace attnscan

@@ -1,0 +1,342 @@
+// What is stored can be proven intact (issue 19): checksums on what is stored and their checks on
+// read and on resume, and the store's own resources (attributes, file descriptors, score rows,
+// dtypes) never failing in silence. Hand-made chunks: no model.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "attnscan/error.hpp"
+#include "store/attention_checksums.hpp"
+#include "store/crc32c.hpp"
+#include "store/file_check.hpp"
+#include "store/half_float.hpp"
+#include "store/layout_file.hpp"
+#include "store/output_file.hpp"
+#include "store/output_session.hpp"
+#include "store/parts_folder.hpp"
+#include "support/test_paths.hpp"
+
+using namespace attnscan;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One layer, two heads; every example's attention is uniform over its n tokens.
+LayoutParams layout(AttentionDType dtype = AttentionDType::F32) {
+  LayoutParams p;
+  p.dtype = dtype;
+  p.layers = {0};
+  p.heads = {0, 1};
+  p.model_layers = 1;
+  p.model_heads = 2;
+  p.scores = {{"det", "out", "1.0", "a test output", ""}};
+  return p;
+}
+
+constexpr uint32_t kTokens = 4;
+constexpr uint64_t kValuesPerExample = 2 * kTokens * kTokens;
+
+// Block b: rows 2b and 2b+1, each with kTokens tokens and stored float32 attention; scores 1000+row.
+LayoutChunk block(uint64_t b, bool with_attention_bytes) {
+  LayoutChunk c;
+  for (uint64_t i = 0; i < 2; ++i) {
+    const uint64_t row = 2 * b + i;
+    auto& e = c.examples;
+    e.index.push_back(row);
+    e.row.push_back(row + 1);
+    e.id.push_back("ex" + std::to_string(row));
+    e.sentence_a.push_back("a");
+    e.sentence_b.push_back("b");
+    e.label.push_back("");
+    e.has_label.push_back(0);
+    e.label_value.push_back(NAN);
+    e.n_tokens.push_back(kTokens);
+    e.tokens_a.push_back(1);
+    e.tokens_b.push_back(1);
+    e.truncated.push_back(0);
+    e.token_offset.push_back(kTokens * i);
+    e.attention_offset.push_back(static_cast<int64_t>(kValuesPerExample * i));
+    for (uint32_t t = 0; t < kTokens; ++t) {
+      c.tokens.id.push_back(static_cast<int32_t>(t));
+      c.tokens.word_index.push_back(static_cast<int32_t>(t));
+      c.tokens.text.push_back("t");
+      c.tokens.word.push_back("t");
+      c.tokens.segment.push_back(0);
+      c.tokens.special.push_back(0);
+    }
+    auto& s = c.scores["det/out"];
+    s.values.push_back(1000.0f + static_cast<float>(row));
+    s.values.push_back(1000.5f + static_cast<float>(row));
+    s.baseline.push_back(0.25f);
+  }
+  if (with_attention_bytes) {
+    std::vector<float> v(2 * kValuesPerExample, 1.0f / kTokens);
+    c.attention.resize(v.size() * sizeof(float));
+    std::memcpy(c.attention.data(), v.data(), c.attention.size());
+  }
+  return c;
+}
+
+RootInfo identity() {
+  RootInfo r;
+  r.identity = {"config: x\n", "m", "d", "det 1.0 abc\n"};
+  r.block_rows = 2;
+  return r;
+}
+
+// A final file of `blocks` blocks with float32 attention in one contiguous dataset, as a run without
+// compression writes it.
+fs::path final_file(const std::string& name, uint64_t blocks) {
+  const fs::path path = test::scratch_dir(name) / "out.h5";
+  std::ostringstream log;
+  OutputSession s(path, "test");
+  EXPECT_TRUE(s.begin(identity(), layout(), false, log));
+  s.plan_attention({}, log);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    LayoutChunk c = block(b, false);
+    std::vector<float> v(2 * kValuesPerExample, 1.0f / kTokens);
+    s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+    s.commit(b, 2, std::move(c));
+  }
+  s.finish(2 * blocks, log);
+  return path;
+}
+
+// Byte offset of the first occurrence of `needle` in the file (-1 if none).
+long find_bytes(const fs::path& path, const void* needle, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = bytes.find(std::string(static_cast<const char*>(needle), n));
+  return at == std::string::npos ? -1 : static_cast<long>(at);
+}
+
+void flip(const fs::path& path, long offset, std::size_t n) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  for (std::size_t i = 0; i < n; ++i) {
+    f.seekg(offset + static_cast<long>(i));
+    const char c = static_cast<char>(f.get() ^ 0x5a);
+    f.seekp(offset + static_cast<long>(i));
+    f.put(c);
+  }
+}
+
+std::size_t open_fds() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Crc32c, MatchesTheStandardCheckValueAndChains) {
+  EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);  // the CRC-32C check value (RFC 3720)
+  EXPECT_EQ(crc32c("56789", 5, crc32c("1234", 4)), 0xE3069283u);
+  EXPECT_EQ(crc32c("", 0), 0u);
+}
+
+TEST(HalfFloat, EveryValueConvertsAsHdf5ConvertsIt) {
+  std::vector<uint16_t> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<uint16_t>(h);
+  std::vector<float> reference(all.size());
+  std::memcpy(reference.data(), all.data(), all.size() * sizeof(uint16_t));
+  ASSERT_GE(H5Tconvert(h5::half_type(), H5T_NATIVE_FLOAT, all.size(), reference.data(), nullptr, H5P_DEFAULT), 0);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float mine = half_to_float(all[h]);
+    if (std::isnan(reference[h])) EXPECT_TRUE(std::isnan(mine)) << h;
+    else EXPECT_EQ(mine, reference[h]) << "half 0x" << std::hex << h;
+    EXPECT_EQ(std::signbit(mine), std::signbit(reference[h])) << h;
+  }
+}
+
+TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {
+  const fs::path path = final_file("integrity_attention", 3);
+  const CheckReport clean = check_layout_file(path);
+  EXPECT_TRUE(clean.ok()) << clean.problems.front();
+  EXPECT_EQ(clean.format_version, 2);
+  EXPECT_EQ(clean.attention_values, 3 * 2 * kValuesPerExample);
+  EXPECT_EQ(clean.rows_checked, 3u * 2 * 2 * kTokens);
+  uint64_t at = 0;
+  {
+    LayoutReader r(path);
+    at = r.file().dataset_offset("attention/values");
+  }
+  flip(path, static_cast<long>(at + 4 * kValuesPerExample * 2 + 8), 32);  // inside example 2
+  const LayoutReader r(path);
+  EXPECT_NE(error_of([&] { r.attention_floats(0, kValuesPerExample); }).find(
+                path.string() + " is damaged: dataset attention/values, values 0..192 (checksum mismatch)"),
+            std::string::npos);
+  const CheckReport bad = check_layout_file(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..192 (checksum mismatch)"), std::string::npos)
+      << bad.problems.front();
+}
+
+TEST(Integrity, FlippedScoreBytesFailTheRead) {
+  const fs::path path = final_file("integrity_scores", 2);
+  const float marker = 1002.5f;  // the score of row 2, head 1: unique in the file
+  const long at = find_bytes(path, &marker, sizeof marker);
+  ASSERT_GE(at, 0);
+  flip(path, at, 4);
+  const LayoutReader r(path);
+  EXPECT_NE(error_of([&] { r.file().read_rows("scores/det/out/values", 0, 4); })
+                .find(path.string() + " is damaged: dataset scores/det/out/values, rows 0..4 cannot be read (checksum mismatch)"),
+            std::string::npos);
+  EXPECT_FALSE(check_layout_file(path).ok());
+}
+
+TEST(Integrity, AnUnknownDtypeIsRefusedNotReadAsUint8) {
+  const fs::path path = final_file("integrity_dtype", 1);
+  {
+    h5::File f = h5::File::open_rw(path);
+    f.set_attr("/attention", "dtype", std::string("bfloat16"));
+  }
+  EXPECT_NE(error_of([&] { LayoutReader r(path); }).find("attribute /attention:dtype is 'bfloat16', not float32, float16 or uint8"),
+            std::string::npos);
+}
+
+TEST(Integrity, AFailedAttributeWriteIsAnError) {
+  const fs::path path = final_file("integrity_attr", 1);
+  h5::File readonly = h5::File::open_read(path);  // HDF5 refuses to write: that must not pass in silence
+  EXPECT_NE(error_of([&] { readonly.set_attr("/", "note", std::string("x")); }).find("cannot write attribute /:note"),
+            std::string::npos);
+}
+
+TEST(Integrity, AStaleErrnoIsNotReportedAsAFullDisk) {
+  const fs::path path = final_file("integrity_errno", 1);
+  h5::File f = h5::File::open_rw(path);
+  errno = ENOSPC;  // left behind by something earlier that was handled
+  const std::string e = error_of([&] { f.set_attr("/no/such/group", "x", int64_t{1}); });
+  EXPECT_NE(e.find("no object /no/such/group"), std::string::npos) << e;
+  EXPECT_EQ(e.find("disk is full"), std::string::npos) << e;
+}
+
+TEST(Integrity, ReopenDiscardsTheScoreRowsOfAnInterruptedPass) {
+  const fs::path path = test::scratch_dir("integrity_reopen") / "out.h5";
+  {
+    LayoutWriter w(path, layout(), static_cast<int64_t>(2 * kValuesPerExample), /*external_attention=*/true);
+    w.append(block(0, false));  // an earlier finishing pass, killed after appending
+  }
+  {
+    LayoutWriter w = LayoutWriter::reopen(path, layout());
+    w.append(block(0, false));
+    w.file().set_attr("/", "format", std::string(kFormatName));
+    w.file().set_attr("/", "format_version", kFormatVersion);
+  }
+  const LayoutReader r(path);
+  EXPECT_EQ(r.examples(), 2u);
+  EXPECT_EQ(r.file().dims("scores/det/out/values"), (std::vector<uint64_t>{2, 1, 2}));
+  EXPECT_EQ(r.file().dims("scores/det/out/baseline"), (std::vector<uint64_t>{2}));
+}
+
+TEST(Integrity, AFailedCommitLeaksNoFileDescriptor) {
+  const fs::path out = test::scratch_dir("integrity_fd_commit") / "out.h5";
+  const std::size_t before = open_fds();
+  {
+    std::ostringstream log;
+    OutputSession s(out, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    s.plan_attention({}, log);  // no plan: attention waits in a spill file
+    const std::vector<uint8_t> bytes(2 * kValuesPerExample * 4, 0);
+    s.write_attention(0, 0, bytes.data(), bytes.size());
+    LayoutChunk c = block(0, false);
+    c.scores.clear();  // the append fails: scores missing
+    EXPECT_THROW(s.commit(0, 2, std::move(c)), Error);
+  }
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST(Integrity, AFailedRebuildLeaksNoFileDescriptor) {
+  const fs::path tmp = test::scratch_dir("integrity_fd_rebuild") / "out.h5.tmp";
+  std::ofstream(tmp) << "not HDF5 and far too short for its attention";
+  const std::size_t before = open_fds();
+  std::ostringstream log;
+  EXPECT_THROW(reopen_or_rebuild(tmp, layout(), 1000, 4096, log), Error);
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST(Integrity, ResumeRedoesADamagedBlockPart) {
+  const fs::path out = test::scratch_dir("integrity_part") / "out.h5";
+  std::ostringstream log;
+  {
+    OutputSession s(out, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    s.plan_attention({}, log);
+    for (uint64_t b = 0; b < 2; ++b) s.commit(b, 2, block(b, true));
+  }  // killed
+  const fs::path part = parts_dir(out) / block_name(1);
+  fs::resize_file(part, fs::file_size(part) / 2);
+  OutputSession s(out, "test");
+  ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+  EXPECT_EQ(s.committed(), (std::set<uint64_t>{0})) << log.str();
+  EXPECT_NE(log.str().find("note: " + part.string() + ": damaged ("), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("; redoing block 1"), std::string::npos) << log.str();
+  EXPECT_FALSE(fs::exists(part));
+}
+
+TEST(Integrity, ResumeRedoesBlocksWhoseAttentionInTheTmpFileFailsItsChecksum) {
+  const fs::path out = test::scratch_dir("integrity_tmp") / "out.h5";
+  AttentionPlan plan;
+  for (uint64_t b = 0; b < 3; ++b) plan.block_start[b] = b * 2 * kValuesPerExample;
+  plan.total_values = 3 * 2 * kValuesPerExample;
+  const std::vector<float> uniform(2 * kValuesPerExample, 1.0f / kTokens);
+  std::ostringstream log;
+  {
+    OutputSession s(out, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    s.plan_attention(plan, log);
+    for (uint64_t b = 0; b < 2; ++b) {
+      s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(uniform.data()), uniform.size() * 4);
+      s.commit(b, 2, block(b, false));
+    }
+  }  // killed; then the attention of block 1 is damaged on disk
+  uint64_t at = 0;
+  {
+    std::ifstream note(parts_dir(out) / "attention.txt");
+    uint64_t total = 0;
+    note >> total >> at;
+  }
+  flip(fs::path(out.string() + ".tmp"), static_cast<long>(at + 2 * kValuesPerExample * 4 + 16), 32);
+  OutputSession s(out, "test");
+  ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+  s.plan_attention(plan, log);
+  EXPECT_EQ(s.committed(), (std::set<uint64_t>{0}));
+  EXPECT_NE(log.str().find("fails its checksum (damaged); redoing block 1"), std::string::npos) << log.str();
+  for (uint64_t b = 1; b < 3; ++b) {  // the redone block and the one never committed
+    s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(uniform.data()), uniform.size() * 4);
+    s.commit(b, 2, block(b, false));
+  }
+  s.finish(6, log);
+  const CheckReport r = check_layout_file(out);
+  EXPECT_TRUE(r.ok()) << r.problems.front();
+  EXPECT_EQ(r.rows_checked, 3u * 2 * 2 * kTokens);
+}
+
+TEST(Integrity, ALostIdentityFileNamesOverwrite) {
+  const fs::path out = test::scratch_dir("integrity_identity") / "out.h5";
+  std::ostringstream log;
+  {
+    OutputSession s(out, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    s.commit(0, 2, block(0, true));
+  }
+  fs::remove(parts_dir(out) / "identity.txt");
+  OutputSession s(out, "test");
+  const std::string e = error_of([&] { s.begin(identity(), layout(), false, log); });
+  EXPECT_NE(e.find("identity.txt: missing"), std::string::npos) << e;
+  EXPECT_NE(e.find("Pass --overwrite to discard them and start this output over"), std::string::npos) << e;
+}
+
+}  // namespace
