@@ -13,21 +13,23 @@
 #include "attnscan/encoder.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "plugins/detector_runner.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_session.hpp"
 
 namespace attnscan {
 
+// Filled from the RunConfig by run_job (the option table holds the defaults; none are written here).
 struct PipelineSettings {
-  uint64_t block_rows = 256;
-  int inflight = 2;              // blocks in flight (TBB tokens)
-  int64_t batch_tokens = 768;    // padded tokens per forward batch
-  std::size_t max_length = 0;    // 0: the model's maximum
-  uint64_t attention_every = 1;  // store attention of rows whose index % k == 0; 0: none
+  uint64_t block_rows{};
+  int inflight{};                // blocks in flight (TBB tokens)
+  int64_t batch_tokens{};        // padded tokens per forward batch
+  std::size_t max_length{};      // 0: the model's maximum
+  uint64_t attention_every{};    // store attention of rows whose index % k == 0; 0: none
   int shard_index = 0, shard_count = 1;
   uint64_t max_rows = 0;  // 0: all
   LayoutParams layout;
-  const std::vector<LoadedDetector>* detectors = nullptr;  // scored on every example, in this order
+  const DetectorRunner* detectors = nullptr;  // its detectors score every example, in their order
 };
 
 struct PipelineProgress {

@@ -107,12 +107,12 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
   return detectors;
 }
 
-PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& layout,
-                                   const std::vector<LoadedDetector>& detectors, int threads) {
+PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& layout, const DetectorRunner& detectors,
+                                   int inflight) {
   const RunConfig& cfg = req.config;
   PipelineSettings ps;
   ps.block_rows = cfg.block_rows;
-  ps.inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
+  ps.inflight = inflight;
   ps.batch_tokens = cfg.batch_tokens;
   ps.max_length = cfg.max_length;
   ps.attention_every = cfg.attention_every;
@@ -137,12 +137,20 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   RootInfo root = describe_run(req, model_dir, model);
   LayoutParams layout = output_layout(cfg, model.config);
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
+  const int inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
+  // Detector worker processes start here: before the encoder's threads and before the output is opened.
+  DetectorRunOptions dro;
+  dro.isolated = cfg.detector_isolation;
+  dro.workers = inflight;
+  dro.timeout_s = cfg.detector_timeout_s;
+  dro.stop = &stop;
+  const DetectorRunner runner(detectors, dro);
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
 
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
-  const PipelineSettings ps = pipeline_settings(req, layout, detectors, threads);
+  const PipelineSettings ps = pipeline_settings(req, layout, runner, inflight);
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   const BertEncoder encoder(model, eo);
@@ -168,6 +176,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, log);
     result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink, commit,
                           stop, progress);
+  } catch (const DetectorsStopped& e) {  // a stop request ended a running detector: an interruption
+    log << e.what() << "\n";
+    result.reached_end = false;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "\n" + output.failure_note());
   }

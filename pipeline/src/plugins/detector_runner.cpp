@@ -1,0 +1,459 @@
+#include "plugins/detector_runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+namespace attnscan {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// At the start of a worker's shared memory: what the worker is doing, for the host to name.
+struct Progress {
+  std::atomic<uint64_t> heartbeat;  // bumped as each (detector, example) starts
+  std::atomic<int32_t> detector;
+  std::atomic<int32_t> example;
+  std::atomic<int32_t> exit_called;  // 1 when the worker's exit() ran (a detector called it)
+  std::atomic<int32_t> exit_status;
+};
+constexpr std::size_t kHeaderBytes = 256;
+static_assert(sizeof(Progress) <= kHeaderBytes, "progress header");
+
+struct Request {
+  uint64_t map_bytes = 0;      // size of the shared region (the worker remaps when it changes)
+  uint64_t result_offset = 0;  // where the worker writes the scores
+  uint64_t examples = 0;
+};
+constexpr uint8_t kReplyOk = 0, kReplyError = 1;
+constexpr std::size_t kMaxMessage = 3000;  // one reply fits one atomic pipe write
+
+std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
+
+// Writes (or, with data == nullptr, only measures) the batch's examples: ids, tokens, attention.
+class Encoder {
+ public:
+  explicit Encoder(uint8_t* data) : data_(data) {}
+  template <typename T>
+  void put(const T& v) {
+    if (data_) std::memcpy(data_ + size_, &v, sizeof v);
+    size_ += sizeof v;
+  }
+  void put_text(const std::string& s) {
+    put(static_cast<uint32_t>(s.size()));
+    if (data_) std::memcpy(data_ + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  void put_floats(const float* v, std::size_t n) {
+    size_ = align8(size_);
+    if (data_) std::memcpy(data_ + size_, v, n * sizeof(float));
+    size_ += n * sizeof(float);
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_;
+  std::size_t size_ = 0;
+};
+
+void encode_batch(Encoder& w, const std::vector<sdk::Example>& batch) {
+  for (const auto& e : batch) {
+    w.put_text(e.id);
+    w.put(e.layers);
+    w.put(e.heads);
+    w.put(static_cast<uint64_t>(e.tokens.size()));
+    for (const auto& t : e.tokens) {
+      w.put_text(t.text);
+      w.put(t.id);
+      w.put(t.segment);
+      w.put(t.word_index);
+      w.put(static_cast<uint8_t>(t.special));
+      w.put_text(t.word);
+    }
+    const std::size_t n = e.size();
+    w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
+  }
+}
+
+class Decoder {
+ public:
+  explicit Decoder(const uint8_t* data) : data_(data) {}
+  template <typename T>
+  T get() {
+    T v;
+    std::memcpy(&v, data_ + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string get_text() {
+    const auto n = get<uint32_t>();
+    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  const float* get_floats(std::size_t n) {
+    pos_ = align8(pos_);
+    const float* p = reinterpret_cast<const float*>(data_ + pos_);
+    pos_ += n * sizeof(float);
+    return p;
+  }
+
+ private:
+  const uint8_t* data_;
+  std::size_t pos_ = 0;
+};
+
+// One example per vector: the worker scores them one at a time, so that a fault names its example.
+std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::size_t examples) {
+  Decoder r(data);
+  std::vector<std::vector<sdk::Example>> out(examples, std::vector<sdk::Example>(1));
+  for (auto& one : out) {
+    sdk::Example& e = one[0];
+    e.id = r.get_text();
+    e.layers = r.get<int64_t>();
+    e.heads = r.get<int64_t>();
+    e.tokens.resize(r.get<uint64_t>());
+    for (auto& t : e.tokens) {
+      t.text = r.get_text();
+      t.id = r.get<int32_t>();
+      t.segment = r.get<uint8_t>();
+      t.word_index = r.get<int32_t>();
+      t.special = r.get<uint8_t>() != 0;
+      t.word = r.get_text();
+    }
+    const std::size_t n = e.size();
+    e.attention = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n * n);
+  }
+  return out;
+}
+
+// Floats of detector d's result for one example: outputs x L x H scores, then outputs baselines.
+std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e) {
+  return d.info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads + 1);
+}
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, std::size_t n) {
+  auto* p = static_cast<uint8_t*>(data);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// --- the worker process -------------------------------------------------------------------------
+
+Progress* g_worker_progress = nullptr;
+
+// A detector that calls exit() ends the worker here, first among the exit handlers (registered
+// last): nothing the host registered (output files, buffers) runs in the worker.
+void on_worker_exit(int status, void*) {
+  if (g_worker_progress) {
+    g_worker_progress->exit_status.store(status);
+    g_worker_progress->exit_called.store(1);
+  }
+  ::_exit(status);
+}
+
+[[noreturn]] void worker_main(const std::vector<LoadedDetector>& detectors, pid_t host, int request_fd, int reply_fd,
+                              int memory_fd) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the host
+  if (::getppid() != host) ::_exit(0);
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) ::signal(sig, SIG_IGN);  // the host decides when to stop
+  uint8_t* map = nullptr;
+  std::size_t map_bytes = 0;
+  ::on_exit(on_worker_exit, nullptr);
+  for (;;) {
+    Request req;
+    if (!read_all(request_fd, &req, sizeof req)) ::_exit(0);  // the host closed: done
+    if (req.map_bytes != map_bytes) {
+      if (map) ::munmap(map, map_bytes);
+      void* m = ::mmap(nullptr, req.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
+      if (m == MAP_FAILED) ::_exit(111);
+      map = static_cast<uint8_t*>(m);
+      map_bytes = req.map_bytes;
+      g_worker_progress = reinterpret_cast<Progress*>(map);
+    }
+    auto* progress = reinterpret_cast<Progress*>(map);
+    std::string error;
+    try {
+      const auto examples = decode_batch(map + kHeaderBytes, req.examples);
+      auto* results = reinterpret_cast<float*>(map + req.result_offset);
+      for (std::size_t d = 0; d < detectors.size() && error.empty(); ++d)
+        for (std::size_t k = 0; k < examples.size(); ++k) {
+          progress->detector.store(static_cast<int32_t>(d));
+          progress->example.store(static_cast<int32_t>(k));
+          progress->heartbeat.fetch_add(1);
+          const auto scores = detectors[d].score(examples[k]);  // shape and values checked
+          results = std::copy(scores[0].scores.begin(), scores[0].scores.end(), results);
+          results = std::copy(scores[0].baseline.begin(), scores[0].baseline.end(), results);
+        }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    progress->heartbeat.fetch_add(1);
+    std::string reply(1, static_cast<char>(error.empty() ? kReplyOk : kReplyError));
+    if (!error.empty()) {
+      error.resize(std::min(error.size(), kMaxMessage));
+      const auto n = static_cast<uint32_t>(error.size());
+      reply.append(reinterpret_cast<const char*>(&n), sizeof n);
+      reply += error;
+    }
+    if (!write_all(reply_fd, reply.data(), reply.size())) ::_exit(0);
+  }
+}
+
+std::string signal_text(int sig) {
+  const char* name = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + (name ? std::string(", ") + name : std::string());
+}
+
+}  // namespace
+
+// --- the host side: one worker process ------------------------------------------------------------
+
+class DetectorRunner::Worker {
+ public:
+  Worker(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options)
+      : detectors_(detectors), options_(options) {
+    int req[2], rep[2];
+    memory_fd_ = ::memfd_create("attnscan-detectors", MFD_CLOEXEC);
+    if (memory_fd_ < 0 || ::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0)
+      throw Error(std::string("cannot start a detector worker process: ") + std::strerror(errno) +
+                  " (set pipeline.detector_isolation: false to run detectors in the main process)");
+    grow(kHeaderBytes + 4096);
+    std::fflush(nullptr);  // nothing buffered is written twice
+    const pid_t host = ::getpid();
+    pid_ = ::fork();
+    if (pid_ < 0)
+      throw Error(std::string("cannot start a detector worker process: ") + std::strerror(errno) +
+                  " (set pipeline.detector_isolation: false to run detectors in the main process)");
+    if (pid_ == 0) {
+      ::close(req[1]);
+      ::close(rep[0]);
+      worker_main(detectors_, host, req[0], rep[1], memory_fd_);
+    }
+    ::close(req[0]);
+    ::close(rep[1]);
+    request_fd_ = req[1];
+    reply_fd_ = rep[0];
+  }
+
+  ~Worker() {
+    if (request_fd_ >= 0) ::close(request_fd_);  // the worker reads end of input and leaves
+    if (reply_fd_ >= 0) ::close(reply_fd_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);  // a detector may be stuck: do not wait for it
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (map_) ::munmap(map_, map_bytes_);
+    if (memory_fd_ >= 0) ::close(memory_fd_);
+  }
+
+  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) {
+    if (pid_ <= 0) throw PluginError("the detector worker process has ended after an earlier fault");
+    Encoder measure(nullptr);
+    encode_batch(measure, batch);
+    const std::size_t result_offset = align8(kHeaderBytes + measure.size());
+    std::size_t floats = 0;
+    for (const auto& d : detectors_)
+      for (const auto& e : batch) floats += result_floats(d, e);
+    grow(result_offset + floats * sizeof(float));
+    Encoder write(map_ + kHeaderBytes);
+    encode_batch(write, batch);
+
+    Request req{map_bytes_, result_offset, batch.size()};
+    const uint64_t start = progress()->heartbeat.load();
+    if (!write_all(request_fd_, &req, sizeof req)) fail(batch, "");
+    wait_reply(batch, start);
+
+    std::vector<std::vector<sdk::ExampleScores>> out(detectors_.size(), std::vector<sdk::ExampleScores>(batch.size()));
+    const float* r = reinterpret_cast<const float*>(map_ + result_offset);
+    for (std::size_t d = 0; d < detectors_.size(); ++d)
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        const std::size_t outputs = detectors_[d].info.outputs.size();
+        const std::size_t n = outputs * static_cast<std::size_t>(batch[k].layers * batch[k].heads);
+        out[d][k].scores.assign(r, r + n);
+        out[d][k].baseline.assign(r + n, r + n + outputs);
+        r += n + outputs;
+      }
+    return out;
+  }
+
+ private:
+  Progress* progress() const { return reinterpret_cast<Progress*>(map_); }
+
+  // The region holds at least `bytes`; it only grows (the worker remaps on its next request).
+  void grow(std::size_t bytes) {
+    if (bytes <= map_bytes_) return;
+    const std::size_t size = std::max(bytes, map_bytes_ * 3 / 2);
+    if (::ftruncate(memory_fd_, static_cast<off_t>(size)) != 0)
+      throw Error(std::string("detector worker: cannot size its shared memory to ") + std::to_string(size) +
+                  " bytes: " + std::strerror(errno));
+    void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd_, 0);
+    if (m == MAP_FAILED)
+      throw Error(std::string("detector worker: cannot map ") + std::to_string(size) + " bytes: " + std::strerror(errno));
+    if (map_) ::munmap(map_, map_bytes_);
+    map_ = static_cast<uint8_t*>(m);
+    map_bytes_ = size;
+  }
+
+  std::string where(const std::vector<sdk::Example>& batch) const {
+    const auto d = static_cast<std::size_t>(progress()->detector.load());
+    const auto k = static_cast<std::size_t>(progress()->example.load());
+    return "detector " + (d < detectors_.size() ? detectors_[d].info.name : std::string("?")) + " on example " +
+           (k < batch.size() ? batch[k].id : std::string("?"));
+  }
+
+  // Ends the worker and says what happened to it; `what` empty: it had ended by itself.
+  [[noreturn]] void fail(const std::vector<sdk::Example>& batch, const std::string& what) {
+    const std::string at = where(batch);
+    if (!what.empty()) ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    if (!what.empty()) throw PluginError(at + ": " + what);
+    if (progress()->exit_called.load())
+      throw PluginError(at + ": the detector called exit(" + std::to_string(progress()->exit_status.load()) +
+                        ") (a detector returns scores or throws; it must not end the process)");
+    if (WIFSIGNALED(status))
+      throw PluginError(at + ": the detector crashed (" + signal_text(WTERMSIG(status)) + ")");
+    throw PluginError(at + ": the detector's worker process ended unexpectedly (exit status " +
+                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  }
+
+  void wait_reply(const std::vector<sdk::Example>& batch, uint64_t heartbeat) {
+    auto last_change = Clock::now();
+    std::optional<Clock::time_point> stop_seen;
+    for (;;) {
+      pollfd p{reply_fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, 100);
+      if (ready > 0) break;
+      if (ready < 0 && errno != EINTR) fail(batch, std::string("cannot wait for the detector: ") + std::strerror(errno));
+      const auto now = Clock::now();
+      if (options_.stop && options_.stop->load()) {
+        if (!stop_seen) stop_seen = now;
+        if (std::chrono::duration<double>(now - *stop_seen).count() >= options_.stop_grace_s) {
+          const std::string at = where(batch);
+          ::kill(pid_, SIGKILL);
+          int status = 0;
+          while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+          }
+          pid_ = -1;
+          throw DetectorsStopped("stopped: " + at + " was ended");
+        }
+      }
+      const uint64_t beat = progress()->heartbeat.load();
+      if (beat != heartbeat) {
+        heartbeat = beat;
+        last_change = now;
+      } else if (options_.timeout_s > 0 && std::chrono::duration<double>(now - last_change).count() > options_.timeout_s) {
+        std::ostringstream limit;
+        limit << options_.timeout_s;
+        fail(batch, "the detector did not finish within " + limit.str() +
+                        " s (pipeline.detector_timeout; raise it if this detector is slow, not stuck)");
+      }
+    }
+    uint8_t status = 0;
+    if (!read_all(reply_fd_, &status, 1)) fail(batch, "");
+    if (status == kReplyOk) return;
+    uint32_t n = 0;
+    std::string message(kMaxMessage, '\0');
+    if (!read_all(reply_fd_, &n, sizeof n) || n > kMaxMessage || !read_all(reply_fd_, message.data(), n)) fail(batch, "");
+    message.resize(n);
+    throw PluginError(message);  // the detector threw or returned bad scores: the worker carries on
+  }
+
+  const std::vector<LoadedDetector>& detectors_;
+  const DetectorRunOptions& options_;
+  pid_t pid_ = -1;
+  int request_fd_ = -1, reply_fd_ = -1, memory_fd_ = -1;
+  uint8_t* map_ = nullptr;
+  std::size_t map_bytes_ = 0;
+};
+
+// Workers handed out one batch at a time.
+class DetectorRunner::Pool {
+ public:
+  Pool(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options) {
+    for (int i = 0; i < std::max(1, options.workers); ++i) {
+      workers_.push_back(std::make_unique<Worker>(detectors, options));
+      free_.push_back(workers_.back().get());
+    }
+  }
+  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) {
+    Worker* w = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_.wait(lock, [&] { return !free_.empty(); });
+      w = free_.back();
+      free_.pop_back();
+    }
+    struct Return {
+      Pool& pool;
+      Worker* worker;
+      ~Return() {
+        {
+          std::lock_guard<std::mutex> lock(pool.mutex_);
+          pool.free_.push_back(worker);
+        }
+        pool.ready_.notify_one();
+      }
+    } give_back{*this, w};
+    return w->score(batch);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<Worker*> free_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+};
+
+DetectorRunner::DetectorRunner(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options)
+    : detectors_(detectors), options_(options) {
+  if (options_.isolated && !detectors_.empty()) pool_ = std::make_unique<Pool>(detectors_, options_);
+}
+
+DetectorRunner::~DetectorRunner() = default;
+
+std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch) const {
+  if (pool_) return pool_->score(batch);
+  std::vector<std::vector<sdk::ExampleScores>> out;
+  for (const auto& d : detectors_) out.push_back(d.score(batch));
+  return out;
+}
+
+}  // namespace attnscan
