@@ -656,6 +656,38 @@ def test_huge_config_is_refused_at_once():
     assert took < 3, took
 
 
+def address_space(limit_bytes):
+    """preexec_fn: the run may map at most limit_bytes of address space (ulimit -v)."""
+    import resource
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def test_memory_limit_is_a_clear_error():
+    """Under ulimit -v of 1 GB a run fails at once with an out-of-memory error naming the settings to
+    lower (it used to spin at 100% CPU forever in OpenBLAS); with room enough, the same run works."""
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "dataset.max_rows=300", "--set", "detectors=next_token", "--set", "engine.threads=2"]
+    target = out("oom.h5")
+    t0 = time.time()
+    try:
+        p = subprocess.run([BIN, "run", *args, "-o", target], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                           preexec_fn=address_space(1 << 30))
+    except subprocess.TimeoutExpired:
+        raise AssertionError("under a 1 GB address-space limit the run neither finished nor failed within 120 s")
+    took = time.time() - t0
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "out of memory" in p.stderr and "ulimit -v" in p.stderr, p.stderr
+    for setting in ("engine.threads (now 2)", "pipeline.inflight", "pipeline.batch_tokens (now 768"):
+        assert setting in p.stderr, (setting, p.stderr)
+    assert "Traceback" not in p.stderr and "terminate called" not in p.stderr, p.stderr
+    print(f"refused in {took:.1f} s")
+    roomy = out("roomy.h5")
+    p = subprocess.run([BIN, "run", *args, "-o", roomy], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       preexec_fn=address_space(4 << 30))
+    assert p.returncode == 0 and "pairs written 300" in p.stderr, p.stderr
+
+
 def test_detector_parameter_errors_have_a_line():
     model_dir()
     cfg = out("typo.yaml")

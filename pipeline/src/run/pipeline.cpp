@@ -253,6 +253,7 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
       if (s.detectors && !s.detectors->detectors().empty())
         score_batch(*s.detectors, members, encodings, record_rows, out, work->chunk);
+      progress.batches += 1;
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
         if (offset[m] < 0) continue;

@@ -34,6 +34,7 @@ struct PipelineSettings {
 
 struct PipelineProgress {
   std::atomic<uint64_t> examples{0}, tokens{0}, blocks{0};
+  std::atomic<uint64_t> batches{0};  // forward batches done (and scored), committed or not
   std::atomic<double> fraction{0.0};  // share of the input up to the last committed block
 };
 

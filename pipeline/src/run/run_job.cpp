@@ -12,6 +12,7 @@
 #include "attnscan/model_weights.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "run/memory_limit.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
 #include "run/sha256.hpp"
@@ -154,10 +155,25 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   const BertEncoder encoder(model, eo);
+  // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
+  // needs an OpenBLAS buffer per compute thread and a batch's attention, for pairs of 64 tokens at least).
+  const std::string memory_advice = memory_settings_advice(cfg.batch_tokens, threads, ps.inflight);
+  const uint64_t batch_attention = static_cast<uint64_t>(cfg.batch_tokens) * 64 * 2 * sizeof(float) *
+                                   static_cast<uint64_t>(model.config.num_layers * model.config.num_heads);
+  try {
+    require_address_space(static_cast<uint64_t>(ps.inflight) * (kBlasBufferBytes * static_cast<uint64_t>(eo.threads) +
+                                                                batch_attention),
+                          memory_advice);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "\n" + output.failure_note());
+  }
 
   PipelineProgress progress;
   PipelineResult result;
   try {
+    // ... and end one that runs into the limit anyway instead of leaving it spinning.
+    const AddressSpaceWatch watch(progress.batches, memory_advice + "; committed blocks in " + output.parts().string() +
+                                                        " are kept: rerun the same command to resume", log);
     // Uncompressed attention is sized by a tokenizing pre-pass and written once, into its final place.
     if (layout.compression == Compression::None && cfg.attention_every > 0)
       output.plan_attention(plan_attention(*open_dataset(cfg.dataset), tokenizer, ps), log);
@@ -181,6 +197,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     result.reached_end = false;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "\n" + output.failure_note());
+  } catch (const std::exception& e) {  // an allocation that failed (std::bad_alloc, LibTorch's allocator)
+    const std::string what = e.what();
+    if (!dynamic_cast<const std::bad_alloc*>(&e) && what.find("can't allocate memory") == std::string::npos) throw;
+    throw Error("out of memory (" + what.substr(0, what.find('\n')) + "): " + memory_advice + "\n" + output.failure_note());
   }
   output.drop_in_flight();  // blocks in flight when stopped: redone on resume
   if (!result.reached_end) {
