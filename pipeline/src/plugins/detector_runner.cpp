@@ -408,6 +408,9 @@ class DetectorRunner::Worker {
 class DetectorRunner::Pool {
  public:
   Pool(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options) {
+    // A worker that died between two batches makes the next request's write fail with EPIPE (then
+    // named by fail()); without this, SIGPIPE would end attnscan with no message at all.
+    ::signal(SIGPIPE, SIG_IGN);
     for (int i = 0; i < std::max(1, options.workers); ++i) {
       workers_.push_back(std::make_unique<Worker>(detectors, options));
       free_.push_back(workers_.back().get());
