@@ -585,6 +585,15 @@ def test_detector_crash_exit_and_hang_are_named():
         print(f"{name}: failed as expected in {time.time() - t0:.1f} s (both runs)")
 
 
+def worker_pids(pid):
+    """The child processes of pid (Linux /proc)."""
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
 def committed_blocks(target):
     parts = target + ".parts"
     return len([f for f in os.listdir(parts) if f.endswith(".h5")]) if os.path.isdir(parts) else 0
@@ -605,6 +614,11 @@ def test_signals_stop_a_hanging_detector():
         assert committed_blocks(target) == 2, (p.poll(), committed_blocks(target))
         time.sleep(1.0)  # the detector is spinning on the third pair now
         assert p.poll() is None
+        workers = worker_pids(p.pid)
+        assert workers, "no detector worker process"
+        for w in workers:  # a worker holds none of the run's files (output, parts, lock)
+            held = [os.readlink(f"/proc/{w}/fd/{fd}") for fd in os.listdir(f"/proc/{w}/fd")]
+            assert not [h for h in held if h.startswith(WORK)], held
         t0 = time.time()
         p.send_signal(sig)
         try:

@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -189,6 +191,15 @@ void on_worker_exit(int status, void*) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the host
   if (::getppid() != host) ::_exit(0);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) ::signal(sig, SIG_IGN);  // the host decides when to stop
+  // The worker holds nothing of the host's but its own pipes and memory: no output file, no lock.
+  int keep[] = {request_fd, reply_fd, memory_fd};
+  std::sort(std::begin(keep), std::end(keep));
+  unsigned first = 3;
+  for (int fd : keep) {
+    if (static_cast<unsigned>(fd) > first) ::close_range(first, static_cast<unsigned>(fd) - 1, 0);
+    first = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(first, ~0U, 0);
   uint8_t* map = nullptr;
   std::size_t map_bytes = 0;
   ::on_exit(on_worker_exit, nullptr);
