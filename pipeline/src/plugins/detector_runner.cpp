@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,229 +18,17 @@
 #include <sstream>
 #include <string>
 
+#include "plugins/detector_worker.hpp"
+#include "plugins/example_wire.hpp"
+#include "plugins/worker_protocol.hpp"
+
 namespace attnscan {
+
+using namespace worker;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// At the start of a worker's shared memory: what the worker is doing, for the host to name.
-struct Progress {
-  std::atomic<uint64_t> heartbeat;  // bumped as each (detector, example) starts
-  std::atomic<int32_t> detector;
-  std::atomic<int32_t> example;
-  std::atomic<int32_t> exit_called;  // 1 when the worker's exit() ran (a detector called it)
-  std::atomic<int32_t> exit_status;
-};
-constexpr std::size_t kHeaderBytes = 256;
-static_assert(sizeof(Progress) <= kHeaderBytes, "progress header");
-
-struct Request {
-  uint64_t map_bytes = 0;      // size of the shared region (the worker remaps when it changes)
-  uint64_t result_offset = 0;  // where the worker writes the scores
-  uint64_t examples = 0;
-};
-constexpr uint8_t kReplyOk = 0, kReplyError = 1;
-constexpr std::size_t kMaxMessage = 3000;  // one reply fits one atomic pipe write
-
-std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
-
-// Writes (or, with data == nullptr, only measures) the batch's examples: ids, tokens, attention.
-class Encoder {
- public:
-  explicit Encoder(uint8_t* data) : data_(data) {}
-  template <typename T>
-  void put(const T& v) {
-    if (data_) std::memcpy(data_ + size_, &v, sizeof v);
-    size_ += sizeof v;
-  }
-  void put_text(const std::string& s) {
-    put(static_cast<uint32_t>(s.size()));
-    if (data_) std::memcpy(data_ + size_, s.data(), s.size());
-    size_ += s.size();
-  }
-  void put_floats(const float* v, std::size_t n) {
-    size_ = align8(size_);
-    if (data_) std::memcpy(data_ + size_, v, n * sizeof(float));
-    size_ += n * sizeof(float);
-  }
-  std::size_t size() const { return size_; }
-
- private:
-  uint8_t* data_;
-  std::size_t size_ = 0;
-};
-
-void encode_batch(Encoder& w, const std::vector<sdk::Example>& batch) {
-  for (const auto& e : batch) {
-    w.put_text(e.id);
-    w.put(e.layers);
-    w.put(e.heads);
-    w.put(static_cast<uint64_t>(e.tokens.size()));
-    for (const auto& t : e.tokens) {
-      w.put_text(t.text);
-      w.put(t.id);
-      w.put(t.segment);
-      w.put(t.word_index);
-      w.put(static_cast<uint8_t>(t.special));
-      w.put_text(t.word);
-    }
-    const std::size_t n = e.size();
-    w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
-  }
-}
-
-class Decoder {
- public:
-  explicit Decoder(const uint8_t* data) : data_(data) {}
-  template <typename T>
-  T get() {
-    T v;
-    std::memcpy(&v, data_ + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  std::string get_text() {
-    const auto n = get<uint32_t>();
-    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
-    pos_ += n;
-    return s;
-  }
-  const float* get_floats(std::size_t n) {
-    pos_ = align8(pos_);
-    const float* p = reinterpret_cast<const float*>(data_ + pos_);
-    pos_ += n * sizeof(float);
-    return p;
-  }
-
- private:
-  const uint8_t* data_;
-  std::size_t pos_ = 0;
-};
-
-// One example per vector: the worker scores them one at a time, so that a fault names its example.
-std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::size_t examples) {
-  Decoder r(data);
-  std::vector<std::vector<sdk::Example>> out(examples, std::vector<sdk::Example>(1));
-  for (auto& one : out) {
-    sdk::Example& e = one[0];
-    e.id = r.get_text();
-    e.layers = r.get<int64_t>();
-    e.heads = r.get<int64_t>();
-    e.tokens.resize(r.get<uint64_t>());
-    for (auto& t : e.tokens) {
-      t.text = r.get_text();
-      t.id = r.get<int32_t>();
-      t.segment = r.get<uint8_t>();
-      t.word_index = r.get<int32_t>();
-      t.special = r.get<uint8_t>() != 0;
-      t.word = r.get_text();
-    }
-    const std::size_t n = e.size();
-    e.attention = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n * n);
-  }
-  return out;
-}
-
-// Floats of detector d's result for one example: outputs x L x H scores, then outputs baselines.
-std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e) {
-  return d.info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads + 1);
-}
-
-bool write_all(int fd, const void* data, std::size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, std::size_t n) {
-  auto* p = static_cast<uint8_t*>(data);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-// --- the worker process -------------------------------------------------------------------------
-
-Progress* g_worker_progress = nullptr;
-
-// A detector that calls exit() ends the worker here, first among the exit handlers (registered
-// last): nothing the host registered (output files, buffers) runs in the worker.
-void on_worker_exit(int status, void*) {
-  if (g_worker_progress) {
-    g_worker_progress->exit_status.store(status);
-    g_worker_progress->exit_called.store(1);
-  }
-  ::_exit(status);
-}
-
-[[noreturn]] void worker_main(const std::vector<LoadedDetector>& detectors, pid_t host, int request_fd, int reply_fd,
-                              int memory_fd) {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the host
-  if (::getppid() != host) ::_exit(0);
-  for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) ::signal(sig, SIG_IGN);  // the host decides when to stop
-  // The worker holds nothing of the host's but its own pipes and memory: no output file, no lock.
-  int keep[] = {request_fd, reply_fd, memory_fd};
-  std::sort(std::begin(keep), std::end(keep));
-  unsigned first = 3;
-  for (int fd : keep) {
-    if (static_cast<unsigned>(fd) > first) ::close_range(first, static_cast<unsigned>(fd) - 1, 0);
-    first = static_cast<unsigned>(fd) + 1;
-  }
-  ::close_range(first, ~0U, 0);
-  uint8_t* map = nullptr;
-  std::size_t map_bytes = 0;
-  ::on_exit(on_worker_exit, nullptr);
-  for (;;) {
-    Request req;
-    if (!read_all(request_fd, &req, sizeof req)) ::_exit(0);  // the host closed: done
-    if (req.map_bytes != map_bytes) {
-      if (map) ::munmap(map, map_bytes);
-      void* m = ::mmap(nullptr, req.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
-      if (m == MAP_FAILED) ::_exit(111);
-      map = static_cast<uint8_t*>(m);
-      map_bytes = req.map_bytes;
-      g_worker_progress = reinterpret_cast<Progress*>(map);
-    }
-    auto* progress = reinterpret_cast<Progress*>(map);
-    std::string error;
-    try {
-      const auto examples = decode_batch(map + kHeaderBytes, req.examples);
-      auto* results = reinterpret_cast<float*>(map + req.result_offset);
-      for (std::size_t d = 0; d < detectors.size() && error.empty(); ++d)
-        for (std::size_t k = 0; k < examples.size(); ++k) {
-          progress->detector.store(static_cast<int32_t>(d));
-          progress->example.store(static_cast<int32_t>(k));
-          progress->heartbeat.fetch_add(1);
-          const auto scores = detectors[d].score(examples[k]);  // shape and values checked
-          results = std::copy(scores[0].scores.begin(), scores[0].scores.end(), results);
-          results = std::copy(scores[0].baseline.begin(), scores[0].baseline.end(), results);
-        }
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    progress->heartbeat.fetch_add(1);
-    std::string reply(1, static_cast<char>(error.empty() ? kReplyOk : kReplyError));
-    if (!error.empty()) {
-      error.resize(std::min(error.size(), kMaxMessage));
-      const auto n = static_cast<uint32_t>(error.size());
-      reply.append(reinterpret_cast<const char*>(&n), sizeof n);
-      reply += error;
-    }
-    if (!write_all(reply_fd, reply.data(), reply.size())) ::_exit(0);
-  }
-}
 
 std::string signal_text(int sig) {
   const char* name = ::strsignal(sig);
@@ -294,15 +81,12 @@ class DetectorRunner::Worker {
 
   std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) {
     if (pid_ <= 0) throw PluginError("the detector worker process has ended after an earlier fault");
-    Encoder measure(nullptr);
-    encode_batch(measure, batch);
-    const std::size_t result_offset = align8(kHeaderBytes + measure.size());
+    const std::size_t result_offset = align8(kHeaderBytes + encoded_size(batch));
     std::size_t floats = 0;
     for (const auto& d : detectors_)
       for (const auto& e : batch) floats += result_floats(d, e);
     grow(result_offset + floats * sizeof(float));
-    Encoder write(map_ + kHeaderBytes);
-    encode_batch(write, batch);
+    encode_batch(map_ + kHeaderBytes, batch);
 
     Request req{map_bytes_, result_offset, batch.size()};
     const uint64_t start = progress()->heartbeat.load();
