@@ -560,6 +560,12 @@ def test_broken_plugin_file_is_not_passed_over():
     assert "next_token " in p.stdout, p.stdout
     p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + loops, "-o", target, "--no-progress")
     assert os.path.exists(target)
+    typo = out("plugns")  # a misspelt folder: an error, not the installed detectors
+    p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + typo, "-o", out("typo.h5"), check=False)
+    assert p.returncode == 1 and f"plugin folder {typo}: not found (named in plugin_paths or --plugin-path)" in p.stderr, \
+        p.stderr
+    p = run("plugins", "--plugin-path", typo, check=False)
+    assert p.returncode == 1 and f"plugin folder {typo}: not found" in p.stderr, p.stderr
 
 
 def test_detector_crash_exit_and_hang_are_named():

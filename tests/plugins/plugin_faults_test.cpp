@@ -90,6 +90,12 @@ TEST(PluginSearch, BrokenFileOfTheAskedNameIsAnErrorNotAFallback) {
   EXPECT_NO_THROW(PluginHost({dir}).load("prev_token", {}));  // other names are not affected
 }
 
+TEST(PluginSearch, MissingPluginFolderIsAnError) {
+  const fs::path missing = scratch("gone") / "plugins-typo";
+  EXPECT_EQ(message_of([&] { PluginHost({missing}); }),
+            "plugin folder " + missing.string() + ": not found (named in plugin_paths or --plugin-path)");
+}
+
 TEST(PluginSearch, SymlinkLoopIsSkippedWithItsReason) {
   const fs::path dir = scratch("loop");
   fs::create_symlink("loop.so", dir / "loop.so");

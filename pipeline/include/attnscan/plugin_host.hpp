@@ -58,7 +58,8 @@ struct LoadedDetector {
 class PluginHost {
  public:
   // Search path, in order: `extra` (YAML plugin_paths), $ATTNSCAN_PLUGIN_PATH (colon-separated),
-  // the built-in detectors (builtin_plugin_dir()).
+  // the built-in detectors (builtin_plugin_dir()). A folder of `extra` that does not exist is an
+  // error (PluginError), so that a misspelt folder never lets a detector come from elsewhere.
   explicit PluginHost(std::vector<std::filesystem::path> extra = {});
   const std::vector<std::filesystem::path>& search_path() const { return path_; }
 

@@ -140,6 +140,13 @@ std::string param_value_text(const sdk::ParamValue& v) {
 }
 
 PluginHost::PluginHost(std::vector<fs::path> extra) : path_(std::move(extra)) {
+  for (const auto& dir : path_) {  // a misspelt folder would let a detector of that name come from elsewhere
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw PluginError("plugin folder " + dir.string() + ": " +
+                        (ec && ec != std::errc::no_such_file_or_directory ? ec.message() : std::string("not found")) +
+                        " (named in plugin_paths or --plugin-path)");
+  }
   if (const char* env = std::getenv("ATTNSCAN_PLUGIN_PATH"); env && *env) {
     std::stringstream ss(env);
     std::string part;

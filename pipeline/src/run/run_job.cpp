@@ -93,6 +93,7 @@ LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
 // layout and their builds the identity (a resume or merge refuses another build).
 std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& layout, RunIdentity& identity) {
   std::vector<LoadedDetector> detectors;
+  if (cfg.detectors.empty()) return detectors;
   PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
   for (const auto& d : cfg.detectors) {
     detectors.push_back(load_configured(host, d));
