@@ -3,8 +3,10 @@
 
   bench/detector_bench.py [--build build] [--dataset ../shared/datasets/stsb/sts-train.csv] [--repeat 2]
 
-Runs `attnscan run` end to end without detectors and with all seven (fp16 attention stored in both),
-best of --repeat runs each, and prints the detectors' share of the end-to-end time (target < 10%).
+Runs `attnscan run` end to end without detectors, with all seven in worker processes (the default,
+pipeline.detector_isolation: true) and with all seven in the main process (isolation off), fp16
+attention stored in all three, best of --repeat runs each; prints the detectors' share of the
+end-to-end time (target < 10%) and the cost of isolating them.
 """
 import argparse
 import os
@@ -17,9 +19,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DETECTORS = "next_token,prev_token,same_sentence_match,cross_sentence_match,subword_siblings,delimiter,entropy"
 
 
-def timed_run(binary, dataset, out, detectors):
+def timed_run(binary, dataset, out, detectors, isolated=True):
     args = [binary, "run", "-c", "configs/stsb-raw.yaml", "--set", "dataset.path=" + dataset, "-o", out,
-            "--overwrite", "--no-progress"]
+            "--overwrite", "--no-progress", "--set", "pipeline.detector_isolation=" + ("true" if isolated else "false")]
     if detectors:
         args += ["--set", "detectors=" + detectors]
     t0 = time.perf_counter()
@@ -37,14 +39,19 @@ def main():
     a = ap.parse_args()
     binary = os.path.join(a.build, "pipeline", "attnscan")
     with tempfile.TemporaryDirectory() as tmp:
-        base, with_det = [], []
-        for _ in range(a.repeat):  # interleaved, so drifting machine load hits both
+        base, with_det, in_process = [], [], []
+        for _ in range(a.repeat):  # interleaved, so drifting machine load hits all three
             base.append(timed_run(binary, a.dataset, os.path.join(tmp, "a.h5"), ""))
             with_det.append(timed_run(binary, a.dataset, os.path.join(tmp, "b.h5"), DETECTORS))
-    b, d = min(base), min(with_det)
-    print(f"end-to-end without detectors: {b:.2f} s (runs: {', '.join(f'{x:.2f}' for x in base)})")
-    print(f"end-to-end with all seven:    {d:.2f} s (runs: {', '.join(f'{x:.2f}' for x in with_det)})")
-    print(f"detectors' share of end-to-end time: {100 * (d - b) / d:.1f}% (target < 10%)")
+            in_process.append(timed_run(binary, a.dataset, os.path.join(tmp, "c.h5"), DETECTORS, isolated=False))
+    b, d, i = min(base), min(with_det), min(in_process)
+    runs = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
+    print(f"end-to-end without detectors:          {b:.2f} s (runs: {runs(base)})")
+    print(f"end-to-end with all seven, isolated:   {d:.2f} s (runs: {runs(with_det)})")
+    print(f"end-to-end with all seven, in process: {i:.2f} s (runs: {runs(in_process)})")
+    print(f"detectors' share of end-to-end time: {100 * (d - b) / d:.1f}% isolated, {100 * (i - b) / i:.1f}% in process "
+          f"(target < 10%)")
+    print(f"cost of isolation: {d - i:+.2f} s ({100 * (d - i) / i:+.1f}% of the in-process run)")
 
 
 if __name__ == "__main__":

@@ -550,6 +550,226 @@ def test_detector_failure_says_what_is_kept():
         assert not os.path.exists(leftover), leftover
 
 
+# --- misbehaving plugins, signals, memory (issue 19) ------------------------------------------------
+
+def fault_plugins():
+    return os.path.join(os.path.dirname(os.path.dirname(BIN)), "tests", "fault_plugins")
+
+
+def boom_at_row(name, row, rows=6):
+    """A TSV of `rows` pairs whose pair at 0-based row `row` starts with "boom" (the trigger of the fault
+    plugins); the example id of that pair is its line, row + 2."""
+    data = out(name)
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\n")
+        for i in range(rows):
+            f.write(("boom goes it" if i == row else f"fine words {i}") + f"\tother side {i}\n")
+    return data
+
+
+def fault_args(data, detectors, target):
+    return ["--set", "dataset.path=" + data, "--set", "plugin_paths=" + fault_plugins(), "--set", "detectors=" + detectors,
+            "--set", "pipeline.block_rows=1", "--set", "pipeline.inflight=1", "-o", target, "--no-progress"]
+
+
+def assert_kept_and_resumable(p, target, committed):
+    assert f"kept: {target}.parts ({committed} committed block(s))" in p.stderr, p.stderr
+    assert "rerun the same command: it resumes from the committed blocks" in p.stderr, p.stderr
+    assert not os.path.exists(target)
+
+
+def test_infinite_scores_are_refused():
+    """A detector returning +-inf: an error naming detector, output, example and layer/head; committed
+    blocks kept. NaN (undefined) is still stored."""
+    model_dir()
+    data = boom_at_row("inf.tsv", 3)
+    target = out("inf.h5")
+    p = run("run", *fault_args(data, "next_token,returns_inf", target), check=False)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "detector returns_inf failed on example 5: output value is +inf at layer 1, head 2 (scores must be finite, " \
+           "or NaN where the pattern is undefined)" in p.stderr, p.stderr
+    assert_kept_and_resumable(p, target, 3)
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\nnan here\tx\nfine\ty\n")
+    ok = out("nan.h5")
+    run("run", *fault_args(data, "returns_inf", ok))
+    with h5py.File(ok, "r") as f:
+        v = f["scores/returns_inf/value/values"][...]
+        assert np.isnan(v[0].flat[0]) and np.isfinite(v[1]).all(), v
+
+
+def test_broken_plugin_file_is_not_passed_over():
+    """next_token.so in plugin_paths that does not load: asking for next_token is an error naming both
+    files and the reason; a symlink loop is skipped with its reason, by `plugins` and by `run`."""
+    model_dir()
+    shadow = out("shadow")
+    os.makedirs(shadow)
+    with open(os.path.join(shadow, "next_token.so"), "wb") as f:  # a real library, not a detector plugin
+        f.write(open(os.path.join(fault_plugins(), "throwing.so"), "rb").read())
+    target = out("shadow.h5")
+    p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + shadow, "-o", target, "--no-progress",
+            check=False)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert f"detector 'next_token': the plugin file {shadow}/next_token.so cannot be used:" in p.stderr, p.stderr
+    assert "declares detector 'throwing' but the file is named next_token.so" in p.stderr, p.stderr
+    assert "it would shadow " + os.path.join(plugin_dir(), "next_token.so") in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not any(os.path.exists(target + x) for x in ("", ".tmp", ".parts"))
+    loops = out("loops")
+    os.makedirs(loops)
+    os.symlink("self.so", os.path.join(loops, "self.so"))
+    p = run("plugins", "--plugin-path", loops)
+    assert f"skipped {loops}/self.so: cannot use: Too many levels of symbolic links" in p.stdout, p.stdout
+    assert "next_token " in p.stdout, p.stdout
+    p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + loops, "-o", target, "--no-progress")
+    assert os.path.exists(target)
+    typo = out("plugns")  # a misspelt folder: an error, not the installed detectors
+    p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + typo, "-o", out("typo.h5"), check=False)
+    assert p.returncode == 1 and f"plugin folder {typo}: not found (named in plugin_paths or --plugin-path)" in p.stderr, \
+        p.stderr
+    p = run("plugins", "--plugin-path", typo, check=False)
+    assert p.returncode == 1 and f"plugin folder {typo}: not found" in p.stderr, p.stderr
+
+
+def test_detector_crash_exit_and_hang_are_named():
+    """A detector that segfaults, calls exit(0) or never returns: exit status 1 and an error naming the
+    detector and the example, committed blocks kept with the rerun advice; the resume reaches the same
+    fault again (the input did not change)."""
+    model_dir()
+    data = boom_at_row("faults.tsv", 2)
+    cases = [("segfault", "detector segfault on example 4: the detector crashed (signal 11, Segmentation fault)", []),
+             ("exit_zero", "detector exit_zero on example 4: the detector called exit(0)", []),
+             ("endless_loop", "detector endless_loop on example 4: the detector did not finish within 3 s "
+                              "(pipeline.detector_timeout", ["--set", "pipeline.detector_timeout=3"])]
+    for name, message, extra in cases:
+        target = out(name + ".h5")
+        t0 = time.time()
+        p = run("run", *fault_args(data, "next_token," + name, target), *extra, check=False, timeout=120)
+        assert p.returncode == 1, (name, p.returncode, p.stderr)
+        assert message in p.stderr, (name, p.stderr)
+        assert_kept_and_resumable(p, target, 2)
+        again = run("run", *fault_args(data, "next_token," + name, target), *extra, check=False, timeout=120)
+        assert again.returncode == 1 and "resuming: 2 block(s) already committed" in again.stderr, again.stderr
+        assert message in again.stderr, (name, again.stderr)
+        print(f"{name}: failed as expected in {time.time() - t0:.1f} s (both runs)")
+
+
+def worker_pids(pid):
+    """The child processes of pid (Linux /proc)."""
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
+def committed_blocks(target):
+    parts = target + ".parts"
+    return len([f for f in os.listdir(parts) if f.endswith(".h5")]) if os.path.isdir(parts) else 0
+
+
+def test_signals_stop_a_hanging_detector():
+    """SIGINT and SIGTERM stop a run within seconds while a detector spins (no timeout set): exit 130,
+    committed blocks kept, and the resume goes on from them."""
+    model_dir()
+    data = boom_at_row("hang.tsv", 2)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        target = out(f"hang{int(sig)}.h5")
+        args = fault_args(data, "next_token,endless_loop", target) + ["--set", "pipeline.detector_timeout=0"]
+        p = subprocess.Popen([BIN, "run", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while committed_blocks(target) < 2 and time.time() < deadline and p.poll() is None:
+            time.sleep(0.1)
+        assert committed_blocks(target) == 2, (p.poll(), committed_blocks(target))
+        time.sleep(1.0)  # the detector is spinning on the third pair now
+        assert p.poll() is None
+        workers = worker_pids(p.pid)
+        assert workers, "no detector worker process"
+        for w in workers:  # a worker holds none of the run's files (output, parts, lock)
+            held = [os.readlink(f"/proc/{w}/fd/{fd}") for fd in os.listdir(f"/proc/{w}/fd")]
+            assert not [h for h in held if h.startswith(WORK)], held
+        t0 = time.time()
+        p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise AssertionError(f"signal {sig} did not stop the run within 10 s")
+        took = time.time() - t0
+        assert p.returncode == 130, (sig, p.returncode, err)
+        assert "stopped: detector endless_loop on example 4 was ended" in err, err
+        assert "Rerun the same command to resume" in err, err
+        assert took < 5, took
+        print(f"signal {int(sig)}: stopped in {took:.1f} s")
+        assert committed_blocks(target) == 2
+    # The resume keeps those blocks (and meets the same detector again: ended by the timeout this time).
+    r = run("run", *fault_args(data, "next_token,endless_loop", target), "--set", "pipeline.detector_timeout=2",
+            check=False, timeout=120)
+    assert "resuming: 2 block(s) already committed" in r.stderr and "did not finish within 2 s" in r.stderr, r.stderr
+
+
+def test_nul_byte_rows_are_refused_with_their_line():
+    """A NUL byte in a sentence cannot be stored in full: the row is refused (file:line: reason), or
+    skipped and listed with on_bad_row: skip; never stored truncated."""
+    model_dir()
+    data = out("nul.tsv")
+    with open(data, "wb") as f:
+        f.write(b"sentence1\tsentence2\nfine\tfine too\nhalf\x00hidden tail\tb\nlast\tone\n")
+    target = out("nul.h5")
+    p = run("run", "--set", "dataset.path=" + data, "-o", target, "--no-progress", check=False)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert f"{data}:3: sentence_a: NUL byte at byte 4 (text with NUL bytes cannot be stored)" in p.stderr, p.stderr
+    run("run", "--set", "dataset.path=" + data, "--set", "dataset.on_bad_row=skip", "-o", target, "--no-progress")
+    with h5py.File(target, "r") as f:
+        assert f.attrs["examples_written"] == 2 and f.attrs["rows_skipped"] == 1, dict(f.attrs)
+
+
+def test_huge_config_is_refused_at_once():
+    """A 100 MB YAML is refused from its size, before parsing: quickly, naming the file and the limit."""
+    cfg = out("huge.yaml")
+    with open(cfg, "w") as f:
+        f.write("dataset:\n  path: data/sample_pairs.tsv\n")
+        line = "# " + "x" * 1000 + "\n"
+        f.write(line * (100 * 1024))
+    t0 = time.time()
+    p = run("run", "-c", cfg, "-o", out("huge.h5"), check=False)
+    took = time.time() - t0
+    assert p.returncode == 1 and f"{cfg}: " in p.stderr and \
+        "bytes is more than a configuration may be (1048576 bytes); is this the right file?" in p.stderr, p.stderr
+    assert took < 3, took
+
+
+def address_space(limit_bytes):
+    """preexec_fn: the run may map at most limit_bytes of address space (ulimit -v)."""
+    import resource
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def test_memory_limit_is_a_clear_error():
+    """Under ulimit -v of 1 GB a run fails at once with an out-of-memory error naming the settings to
+    lower (it used to spin at 100% CPU forever in OpenBLAS); with room enough, the same run works."""
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "dataset.max_rows=300", "--set", "detectors=next_token", "--set", "engine.threads=2"]
+    target = out("oom.h5")
+    t0 = time.time()
+    try:
+        p = subprocess.run([BIN, "run", *args, "-o", target], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                           preexec_fn=address_space(1 << 30))
+    except subprocess.TimeoutExpired:
+        raise AssertionError("under a 1 GB address-space limit the run neither finished nor failed within 120 s")
+    took = time.time() - t0
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "out of memory" in p.stderr and "ulimit -v" in p.stderr, p.stderr
+    for setting in ("engine.threads (now 2)", "pipeline.inflight", "pipeline.batch_tokens (now 768"):
+        assert setting in p.stderr, (setting, p.stderr)
+    assert "Traceback" not in p.stderr and "terminate called" not in p.stderr, p.stderr
+    print(f"refused in {took:.1f} s")
+    roomy = out("roomy.h5")
+    p = subprocess.run([BIN, "run", *args, "-o", roomy], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       preexec_fn=address_space(4 << 30))
+    assert p.returncode == 0 and "pairs written 300" in p.stderr, p.stderr
+
+
 def test_detector_parameter_errors_have_a_line():
     model_dir()
     cfg = out("typo.yaml")

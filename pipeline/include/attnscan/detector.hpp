@@ -5,6 +5,15 @@
 // an [L][H] score (NaN where the pattern is undefined for that example) and the score that uniform
 // attention would get (the baseline). See docs/writing-a-detector.md.
 //
+// Values: every score and baseline is a finite float, or NaN (kUndefined) where the pattern is
+// undefined. +inf and -inf are not defined values: the host refuses them, and the run stops with an
+// error naming the detector, the output, the example and the layer/head (committed work is kept).
+//
+// Faults: by default the host runs detectors in a separate worker process, so a detector that
+// crashes, calls exit() or runs longer than pipeline.detector_timeout seconds on one example ends
+// the run with an error naming it and the example, and SIGINT/SIGTERM stop the run whatever a
+// detector does. Do not rely on any state shared with the host process beyond what score() is given.
+//
 // Concurrency contract: score() is called concurrently from several threads on different batches.
 // A detector may keep state set up in its constructor (parameters, tables) and read it from
 // score(), but must not modify shared state there: score() is const, and anything mutable must be

@@ -38,6 +38,12 @@ struct PluginFile {
   std::shared_ptr<void> library;  // keeps the shared library loaded
 };
 
+// A file on the search path that is not a usable detector, and why.
+struct SkippedPlugin {
+  std::filesystem::path file;
+  std::string reason;
+};
+
 struct LoadedDetector {
   sdk::DetectorInfo info;
   sdk::Params params;  // every parameter, defaults filled in
@@ -52,26 +58,32 @@ struct LoadedDetector {
 class PluginHost {
  public:
   // Search path, in order: `extra` (YAML plugin_paths), $ATTNSCAN_PLUGIN_PATH (colon-separated),
-  // the built-in detectors (builtin_plugin_dir()).
+  // the built-in detectors (builtin_plugin_dir()). A folder of `extra` that does not exist is an
+  // error (PluginError), so that a misspelt folder never lets a detector come from elsewhere.
   explicit PluginHost(std::vector<std::filesystem::path> extra = {});
   const std::vector<std::filesystem::path>& search_path() const { return path_; }
 
   // Every plugin file on the search path, in search order, with its info (no detector is created).
-  // Shared libraries that are not loadable detectors are listed in `problems` (file: reason).
+  // Shared libraries that are not loadable detectors, and files that cannot even be examined (a
+  // symlink loop, no permission), are skipped and listed in `problems` (file: reason); discovery
+  // itself never fails on one bad file.
   std::vector<PluginFile> discover(std::vector<std::string>* problems = nullptr) const;
   // Detector names declared by more than one file of the search path, each with those files.
   static std::map<std::string, std::vector<std::filesystem::path>> duplicates(const std::vector<PluginFile>& found);
   // Loads the plugin that declares detector `name`, with parameters given as text (from YAML or
   // --set), checked against its declared parameters: unknown names and ill-typed values are errors,
-  // and so is a name that more than one file declares.
+  // and so are a name that more than one file declares and a file NAME.so on the search path that
+  // does not load (never silently passed over for another file of that name).
   LoadedDetector load(const std::string& name, const std::map<std::string, std::string>& params) const;
   // Loads a plugin file directly (for tests and `attnscan plugins FILE`).
   LoadedDetector load_file(const std::filesystem::path& file, const std::map<std::string, std::string>& params) const;
 
  private:
   const std::vector<PluginFile>& found() const;  // discover(), once per host: loading N detectors probes each file once
+  std::vector<PluginFile> discover_files(std::vector<std::string>* problems, std::vector<SkippedPlugin>* skipped) const;
   std::vector<std::filesystem::path> path_;
   mutable std::optional<std::vector<PluginFile>> found_;
+  mutable std::vector<SkippedPlugin> skipped_;
 };
 
 std::string param_type_name(sdk::ParamType t);

@@ -32,21 +32,26 @@ struct DetectorConfig {
   bool operator==(const DetectorConfig& o) const { return name == o.name && as == o.as && params == o.params; }
 };
 
+// What ConfigBuilder::build() returns. Defaults are not written here: every value comes from the
+// option table (run_config.cpp), the one place where defaults are declared; a RunConfig made any
+// other way holds zeros and empty values only.
 struct RunConfig {
   std::string model;  // empty: the default model
   DatasetSpec dataset;
-  std::string dataset_format = "tsv";  // tsv | csv | jsonl | parallel, as written
-  uint64_t max_rows = 0;               // 0: all rows
+  std::string dataset_format;  // tsv | csv | jsonl | parallel, as written
+  uint64_t max_rows{};         // 0: all rows
   EncoderOptions engine;
-  std::size_t max_length = 0;  // 0: the model's maximum
+  std::size_t max_length{};  // 0: the model's maximum
   std::filesystem::path output_path;
-  uint64_t attention_every = 1;
-  std::string layers = "all", heads = "all";  // index lists, resolved against the model
-  AttentionDType attention_dtype = AttentionDType::F16;
-  Compression compression = Compression::None;
-  uint64_t block_rows = 256;
-  int inflight = 0;
-  int64_t batch_tokens = 768;
+  uint64_t attention_every{};
+  std::string layers, heads;  // index lists, resolved against the model
+  AttentionDType attention_dtype{};
+  Compression compression{};
+  uint64_t block_rows{};
+  int inflight{};  // 0: chosen from the cores
+  int64_t batch_tokens{};
+  bool detector_isolation{};
+  int detector_timeout_s{};  // 0: no limit
   std::vector<DetectorConfig> detectors;
   std::vector<std::string> plugin_paths;
 };
@@ -60,6 +65,9 @@ struct OptionInfo {
 
 // Every option with its type, default and documentation (for --help and the docs).
 std::vector<OptionInfo> config_options();
+
+// The largest configuration file load_yaml() reads (1 MiB).
+inline constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
 
 class ConfigBuilder {
  public:

@@ -90,7 +90,7 @@ int run_command(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << opts << "\nConfiguration options (defaults < YAML < --set):\n";
     for (const auto& o : config_options())
-      std::cout << "  " << std::left << std::setw(26) << o.key << std::setw(12) << o.type << "default '"
+      std::cout << "  " << std::left << std::setw(26) << o.key + " " << std::setw(12) << o.type << "default '"
                 << o.default_value << "'\n      " << o.doc << "\n";
     std::cout << "  detectors                 list        (none)\n"
                  "      detector plugins: names, or {name: plugin, parameter: value} maps (YAML);\n"

@@ -56,6 +56,12 @@ const std::vector<Option>& table() {
       {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
       {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
       {"pipeline.batch_tokens", Kind::Int, "768", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
+      {"pipeline.detector_isolation", Kind::Bool, "true",
+       "run detectors in worker processes, so that a crash, exit() or hang is named and SIGINT/SIGTERM always stop "
+       "the run (false: in this process, no such guarantees)"},
+      {"pipeline.detector_timeout", Kind::Int, "60",
+       "seconds one detector may take on one example before the run stops naming it (isolation only; 0: no limit)",
+       {}, 0, 1 << 24},
   };
   return t;
 }
@@ -198,6 +204,12 @@ void ConfigBuilder::apply(const std::string& key, const std::string& value, cons
 }
 
 void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
+  // A configuration is a few kilobytes; refuse a huge file before the parser spends memory and time on it.
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(file, ec);
+  if (!ec && bytes > kMaxConfigBytes)
+    throw ConfigError(file.string() + ": " + std::to_string(bytes) + " bytes is more than a configuration may be (" +
+                      std::to_string(kMaxConfigBytes) + " bytes); is this the right file?");
   YAML::Node root;
   try {
     root = YAML::LoadFile(file.string());
@@ -370,13 +382,16 @@ RunConfig ConfigBuilder::build() const {
   c.block_rows = static_cast<uint64_t>(std::stoll(get("pipeline.block_rows")));
   c.inflight = std::stoi(get("pipeline.inflight"));
   c.batch_tokens = std::stoll(get("pipeline.batch_tokens"));
+  c.detector_isolation = get("pipeline.detector_isolation") == "true";
+  c.detector_timeout_s = std::stoi(get("pipeline.detector_timeout"));
   c.detectors = detectors_;
   c.plugin_paths = plugin_paths_;
   return c;
 }
 
 std::string ConfigBuilder::identity() const {
-  static const char* const kNotContent[] = {"engine.threads", "engine.device", "output.path", "pipeline.inflight"};
+  static const char* const kNotContent[] = {"engine.threads", "engine.device", "output.path", "pipeline.inflight",
+                                             "pipeline.detector_isolation", "pipeline.detector_timeout"};
   std::string out;
   for (const auto& [key, value] : values_) {
     if (std::find(std::begin(kNotContent), std::end(kNotContent), key) != std::end(kNotContent)) continue;

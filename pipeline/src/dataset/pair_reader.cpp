@@ -36,6 +36,16 @@ bool PairReader::reject(const std::filesystem::path& file, uint64_t line, const 
 
 bool PairReader::finish(const DatasetSpec& spec, const std::filesystem::path& file, PairRecord& rec) {
   const std::pair<const char*, const std::string*> fields[] = {{"sentence_a", &rec.a}, {"sentence_b", &rec.b}};
+  // A NUL byte cannot be stored (the output's strings end at the first NUL) while its tokens could:
+  // the row is refused rather than stored half.
+  for (const auto& [name, text] : fields)
+    if (const auto nul = text->find('\0'); nul != std::string::npos)
+      return reject(file, rec.source_row, std::string(name) + ": NUL byte at byte " + std::to_string(nul) +
+                                              " (text with NUL bytes cannot be stored)");
+  for (const std::string* other : {&rec.id, rec.label ? &*rec.label : nullptr})
+    if (other && other->find('\0') != std::string::npos)
+      return reject(file, rec.source_row, std::string(other == &rec.id ? "id" : "label") +
+                                              ": NUL byte (text with NUL bytes cannot be stored)");
   for (const auto& [name, text] : fields) {
     long bad = invalid_utf8_at(*text);
     if (bad >= 0) return reject(file, rec.source_row, std::string(name) + ": invalid UTF-8 at byte " + std::to_string(bad));

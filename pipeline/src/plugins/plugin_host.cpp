@@ -96,6 +96,26 @@ sdk::ParamValue parse_param(const std::string& plugin, const sdk::ParamSpec& spe
   throw bad("a value");
 }
 
+// The first +-inf among one example's scores and baselines, described ("" when there is none). The
+// SDK's scores are finite or NaN (undefined); an infinity would rank first and poison every mean.
+std::string infinite_value(const sdk::DetectorInfo& info, const sdk::Example& e, const sdk::ExampleScores& s) {
+  const std::size_t lh = static_cast<std::size_t>(e.layers * e.heads);
+  for (std::size_t o = 0; o < info.outputs.size(); ++o) {
+    for (std::size_t k = 0; k < lh; ++k) {
+      const float v = s.scores[o * lh + k];
+      if (std::isinf(v))
+        return "output " + info.outputs[o] + " is " + (v > 0 ? "+inf" : "-inf") + " at layer " +
+               std::to_string(k / static_cast<std::size_t>(e.heads)) + ", head " +
+               std::to_string(k % static_cast<std::size_t>(e.heads)) +
+               " (scores must be finite, or NaN where the pattern is undefined)";
+    }
+    if (std::isinf(s.baseline[o]))
+      return "output " + info.outputs[o] + " has baseline " + (s.baseline[o] > 0 ? "+inf" : "-inf") +
+             " (baselines must be finite, or NaN where the pattern is undefined)";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string param_type_name(sdk::ParamType t) {
@@ -120,6 +140,13 @@ std::string param_value_text(const sdk::ParamValue& v) {
 }
 
 PluginHost::PluginHost(std::vector<fs::path> extra) : path_(std::move(extra)) {
+  for (const auto& dir : path_) {  // a misspelt folder would let a detector of that name come from elsewhere
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      throw PluginError("plugin folder " + dir.string() + ": " +
+                        (ec && ec != std::errc::no_such_file_or_directory ? ec.message() : std::string("not found")) +
+                        " (named in plugin_paths or --plugin-path)");
+  }
   if (const char* env = std::getenv("ATTNSCAN_PLUGIN_PATH"); env && *env) {
     std::stringstream ss(env);
     std::string part;
@@ -141,7 +168,10 @@ fs::path builtin_plugin_dir() {
 }
 
 PluginFile probe_plugin(const fs::path& file) {
-  if (!fs::exists(file)) throw PluginError(file.string() + ": plugin file not found");
+  std::error_code ec;
+  const auto status = fs::status(file, ec);  // a symlink loop or an unreadable folder: a reason, not a raw error
+  if (ec && ec != std::errc::no_such_file_or_directory) throw PluginError(file.string() + ": cannot use: " + ec.message());
+  if (!fs::exists(status)) throw PluginError(file.string() + ": plugin file not found");
   auto lib = std::make_shared<boost::dll::shared_library>();
   try {
     lib->load(boost::dll::fs::path(file.string()));
@@ -216,20 +246,43 @@ LoadedDetector PluginHost::load_file(const fs::path& file, const std::map<std::s
 }
 
 std::vector<PluginFile> PluginHost::discover(std::vector<std::string>* problems) const {
+  return discover_files(problems, nullptr);
+}
+
+std::vector<PluginFile> PluginHost::discover_files(std::vector<std::string>* problems,
+                                                   std::vector<SkippedPlugin>* skipped) const {
   std::vector<PluginFile> out;
   std::set<fs::path> seen;  // a folder named twice in the path is searched once
+  auto skip = [&](const fs::path& file, const std::string& reason) {
+    if (problems) problems->push_back(reason);
+    if (skipped) skipped->push_back({file, reason});
+  };
   for (const auto& dir : path_) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec) || !seen.insert(fs::weakly_canonical(dir, ec)).second) continue;
+    if (!fs::is_directory(dir, ec)) continue;
+    const fs::path canonical = fs::weakly_canonical(dir, ec);
+    if (!seen.insert(ec ? dir : canonical).second) continue;
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".so") files.push_back(entry.path());
+    fs::directory_iterator it(dir, ec), end;
+    if (ec) {
+      skip(dir, dir.string() + ": cannot list plugin folder: " + ec.message());
+      continue;
+    }
+    for (; it != end; it.increment(ec)) {  // no member that throws: entries are only named here
+      if (ec) {
+        skip(dir, dir.string() + ": cannot list plugin folder: " + ec.message());
+        break;
+      }
+      if (it->path().extension() == ".so") files.push_back(it->path());
+    }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       try {
         out.push_back(probe_plugin(f));
       } catch (const PluginError& e) {
-        if (problems) problems->push_back(e.what());
+        skip(f, e.what());
+      } catch (const std::exception& e) {  // anything else a broken file can raise: still only this file
+        skip(f, f.string() + ": cannot use: " + e.what());
       }
     }
   }
@@ -245,7 +298,7 @@ std::map<std::string, std::vector<fs::path>> PluginHost::duplicates(const std::v
 }
 
 const std::vector<PluginFile>& PluginHost::found() const {
-  if (!found_) found_ = discover();
+  if (!found_) found_ = discover_files(nullptr, &skipped_);
   return *found_;
 }
 
@@ -254,6 +307,15 @@ LoadedDetector PluginHost::load(const std::string& name, const std::map<std::str
   std::vector<const PluginFile*> matches;
   for (const auto& p : plugins)
     if (p.info.name == name) matches.push_back(&p);
+  // A file named for the detector that does not load is never passed over for another one.
+  for (const auto& s : skipped_)
+    if (s.file.stem().string() == name && s.file.extension() == ".so") {
+      std::string msg = "detector '" + name + "': the plugin file " + s.file.string() + " cannot be used:\n  " + s.reason;
+      if (!matches.empty())
+        msg += "\nit would shadow " + matches.front()->file.string() + " (version " + matches.front()->info.version +
+               "), which is not used in its place";
+      throw PluginError(msg + "\nfix or remove " + s.file.string() + " (or narrow plugin_paths / ATTNSCAN_PLUGIN_PATH)");
+    }
   if (matches.size() == 1) return create_detector(*matches.front(), params);
   if (matches.size() > 1) {
     std::string files;
@@ -262,8 +324,6 @@ LoadedDetector PluginHost::load(const std::string& name, const std::map<std::str
                       " plugin files on the search path:" + files +
                       "\nremove or rename all but one (or narrow plugin_paths / ATTNSCAN_PLUGIN_PATH)");
   }
-  for (const auto& dir : path_)  // a file of that name that is not a loadable detector: say why
-    if (fs::exists(dir / (name + ".so"))) probe_plugin(dir / (name + ".so"));
   std::string available, where;
   for (const auto& p : plugins) available += (available.empty() ? "" : ", ") + p.info.name;
   for (const auto& dir : path_) where += (where.empty() ? "" : ":") + dir.string();
@@ -300,6 +360,7 @@ std::vector<sdk::ExampleScores> LoadedDetector::score(const std::vector<sdk::Exa
       throw fail(e.id, "returned " + std::to_string(out[i].scores.size()) + " scores and " +
                            std::to_string(out[i].baseline.size()) + " baselines, expected " + std::to_string(want) +
                            " and " + std::to_string(info.outputs.size()));
+    if (std::string bad = infinite_value(info, e, out[i]); !bad.empty()) throw fail(e.id, bad);
   }
   return out;
 }

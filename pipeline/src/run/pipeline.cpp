@@ -135,7 +135,7 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 }
 
 // Runs every detector on one forward's examples; writes their scores at each example's place.
-void score_batch(const std::vector<LoadedDetector>& detectors, const std::vector<std::size_t>& members,
+void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& members,
                  const std::vector<Encoding>& encodings, const std::vector<const Row*>& rows, const EncoderOutput& out,
                  LayoutChunk& chunk) {
   const int64_t L = out.layers, H = out.heads;
@@ -160,8 +160,10 @@ void score_batch(const std::vector<LoadedDetector>& detectors, const std::vector
       }
     ex.attention = attention[k].data();
   }
-  for (const auto& d : detectors) {
-    auto results = d.score(examples);
+  const auto all_results = runner.score(examples);
+  for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
+    const auto& d = runner.detectors()[di];
+    const auto& results = all_results[di];
     for (std::size_t o = 0; o < d.info.outputs.size(); ++o) {
       auto& cols = chunk.scores.at(d.info.name + "/" + d.info.outputs[o]);
       for (std::size_t k = 0; k < members.size(); ++k) {
@@ -240,7 +242,7 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
     for (const auto& row : work->items)
       if (row.record) record_rows.push_back(&row);
     if (s.detectors)
-      for (const auto& d : *s.detectors)
+      for (const auto& d : s.detectors->detectors())
         for (const auto& o : d.info.outputs)
           work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
                                                        std::vector<float>(encodings.size())};
@@ -249,8 +251,9 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
-      if (s.detectors && !s.detectors->empty())
+      if (s.detectors && !s.detectors->detectors().empty())
         score_batch(*s.detectors, members, encodings, record_rows, out, work->chunk);
+      progress.batches += 1;
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
         if (offset[m] < 0) continue;

@@ -13,25 +13,28 @@
 #include "attnscan/encoder.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "plugins/detector_runner.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_session.hpp"
 
 namespace attnscan {
 
+// Filled from the RunConfig by run_job (the option table holds the defaults; none are written here).
 struct PipelineSettings {
-  uint64_t block_rows = 256;
-  int inflight = 2;              // blocks in flight (TBB tokens)
-  int64_t batch_tokens = 768;    // padded tokens per forward batch
-  std::size_t max_length = 0;    // 0: the model's maximum
-  uint64_t attention_every = 1;  // store attention of rows whose index % k == 0; 0: none
+  uint64_t block_rows{};
+  int inflight{};                // blocks in flight (TBB tokens)
+  int64_t batch_tokens{};        // padded tokens per forward batch
+  std::size_t max_length{};      // 0: the model's maximum
+  uint64_t attention_every{};    // store attention of rows whose index % k == 0; 0: none
   int shard_index = 0, shard_count = 1;
   uint64_t max_rows = 0;  // 0: all
   LayoutParams layout;
-  const std::vector<LoadedDetector>* detectors = nullptr;  // scored on every example, in this order
+  const DetectorRunner* detectors = nullptr;  // its detectors score every example, in their order
 };
 
 struct PipelineProgress {
   std::atomic<uint64_t> examples{0}, tokens{0}, blocks{0};
+  std::atomic<uint64_t> batches{0};  // forward batches done (and scored), committed or not
   std::atomic<double> fraction{0.0};  // share of the input up to the last committed block
 };
 

@@ -13,6 +13,7 @@
 #include "attnscan/platform.hpp"
 #include "attnscan/plugin_host.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "run/memory_limit.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
 #include "run/sha256.hpp"
@@ -94,6 +95,7 @@ LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
 // layout and their builds the identity (a resume or merge refuses another build).
 std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& layout, RunIdentity& identity) {
   std::vector<LoadedDetector> detectors;
+  if (cfg.detectors.empty()) return detectors;
   PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
   for (const auto& d : cfg.detectors) {
     detectors.push_back(load_configured(host, d));
@@ -109,12 +111,12 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
   return detectors;
 }
 
-PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& layout,
-                                   const std::vector<LoadedDetector>& detectors, int threads) {
+PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& layout, const DetectorRunner& detectors,
+                                   int inflight) {
   const RunConfig& cfg = req.config;
   PipelineSettings ps;
   ps.block_rows = cfg.block_rows;
-  ps.inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
+  ps.inflight = inflight;
   ps.batch_tokens = cfg.batch_tokens;
   ps.max_length = cfg.max_length;
   ps.attention_every = cfg.attention_every;
@@ -142,7 +144,15 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
-  const PipelineSettings ps = pipeline_settings(req, layout, detectors, threads);
+  const int inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
+  // Detector worker processes start here: before the encoder's threads and before the output is opened.
+  DetectorRunOptions dro;
+  dro.isolated = cfg.detector_isolation;
+  dro.workers = inflight;
+  dro.timeout_s = cfg.detector_timeout_s;
+  dro.stop = &stop;
+  const DetectorRunner runner(detectors, dro);
+  const PipelineSettings ps = pipeline_settings(req, layout, runner, inflight);
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
@@ -150,10 +160,25 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
   const BertEncoder encoder(model, eo);
+  // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
+  // needs an OpenBLAS buffer per compute thread and a batch's attention, for pairs of 64 tokens at least).
+  const std::string memory_advice = memory_settings_advice(cfg.batch_tokens, threads, ps.inflight);
+  const uint64_t batch_attention = static_cast<uint64_t>(cfg.batch_tokens) * 64 * 2 * sizeof(float) *
+                                   static_cast<uint64_t>(model.config.num_layers * model.config.num_heads);
+  try {
+    require_address_space(static_cast<uint64_t>(ps.inflight) * (kBlasBufferBytes * static_cast<uint64_t>(eo.threads) +
+                                                                batch_attention),
+                          memory_advice);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "\n" + output.failure_note());
+  }
 
   PipelineProgress progress;
   PipelineResult result;
   try {
+    // ... and end one that runs into the limit anyway instead of leaving it spinning.
+    const AddressSpaceWatch watch(progress.batches, memory_advice + "; committed blocks in " + output.parts().string() +
+                                                        " are kept: rerun the same command to resume", log);
     // Uncompressed attention is sized by a tokenizing pre-pass and written once, into its final place.
     if (layout.compression == Compression::None && cfg.attention_every > 0)
       output.plan_attention(plan_attention(*open_dataset(cfg.dataset), tokenizer, ps), log);
@@ -172,8 +197,15 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     if (req.progress) reporter = std::make_unique<ProgressReporter>(progress, log);
     result = run_pipeline(*reader, tokenizer, encoder, ps, [&](uint64_t b) { return done.count(b) > 0; }, sink, commit,
                           stop, progress);
+  } catch (const DetectorsStopped& e) {  // a stop request ended a running detector: an interruption
+    log << e.what() << "\n";
+    result.reached_end = false;
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "\n" + output.failure_note());
+  } catch (const std::exception& e) {  // an allocation that failed (std::bad_alloc, LibTorch's allocator)
+    const std::string what = e.what();
+    if (!dynamic_cast<const std::bad_alloc*>(&e) && what.find("can't allocate memory") == std::string::npos) throw;
+    throw Error("out of memory (" + what.substr(0, what.find('\n')) + "): " + memory_advice + "\n" + output.failure_note());
   }
   output.drop_in_flight();  // blocks in flight when stopped: redone on resume
   if (!result.reached_end) {
