@@ -9,7 +9,7 @@ For every model directory under --models named in MODELS that exists: the fast t
 the pairs themselves (untruncated at 512, and every 10th at a short max_length with longest_first),
 and the hard cases of tests/fixtures/tokenizer_hard_cases.jsonl plus special-token strings of
 the RoBERTa-style families. Rows: {"model", "tokenizer": "fast"|"slow", "kind": "sentence"|"pair",
-"source", "text" | "a","b","max_length", "ids", "tokens", and for fast rows "word_ids" (sentences) or
+"source", "text" | "a","b","max_length", "ids", "tokens" (convert_ids_to_tokens), and for fast rows "word_ids" (sentences) or
 "type_ids" and "sequence_ids" (pairs)}.
 """
 import argparse
@@ -57,11 +57,16 @@ def texts_and_pairs(datasets, repo):
 def rows_for(name, kind, tok, texts, pairs):
     fast = kind == "fast"
     backend = tok._tokenizer if fast else None
+    if fast:  # tokenizer.json's own padding/truncation: transformers replaces them per call, so do we
+        backend.no_padding()
+        backend.no_truncation()
     for src, text in texts:
         row = {"model": name, "tokenizer": kind, "kind": "sentence", "source": src, "text": text}
         if fast:
             enc = backend.encode(text, add_special_tokens=False)
-            row.update(ids=enc.ids, tokens=enc.tokens, word_ids=enc.word_ids)
+            # tokens as the vocabulary writes them: Encoding.tokens would keep the whitespace an
+            # lstrip/rstrip added token swallowed (" <mask>")
+            row.update(ids=enc.ids, tokens=tok.convert_ids_to_tokens(enc.ids), word_ids=enc.word_ids)
         else:
             ids = tok(text, add_special_tokens=False)["input_ids"]
             row.update(ids=ids, tokens=tok.convert_ids_to_tokens(ids))

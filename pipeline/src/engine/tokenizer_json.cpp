@@ -13,6 +13,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int64_t kMaxVocabId = int64_t{1} << 24;  // ids index a table: refuse absurd ones before allocating
+
 struct Reader {
   std::filesystem::path file;
 
@@ -102,8 +104,11 @@ struct Reader {
     std::vector<std::pair<std::string, int32_t>> entries;
     entries.reserve(j["vocab"].size());
     for (auto it = j["vocab"].begin(); it != j["vocab"].end(); ++it) {
-      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > INT32_MAX)
+      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0)
         fail("model WordPiece: vocab id of '" + it.key() + "' is not a non-negative integer");
+      if (it.value().get<int64_t>() >= kMaxVocabId)
+        fail("model WordPiece: vocab id " + std::to_string(it.value().get<int64_t>()) + " of '" + it.key() +
+             "' is beyond any vocabulary (at most " + std::to_string(kMaxVocabId) + " ids)");
       entries.emplace_back(it.key(), it.value().get<int32_t>());
     }
     p.vocab = Vocab(entries);
@@ -119,6 +124,8 @@ struct Reader {
         fail("added_tokens: every entry needs \"id\" and \"content\"");
       AddedToken a;
       a.content = t["content"].get<std::string>();
+      if (t["id"].get<int64_t>() < 0 || t["id"].get<int64_t>() >= kMaxVocabId)
+        fail("added_tokens: id " + t["id"].dump() + " is out of range");
       a.id = t["id"].get<int32_t>();
       const std::string part = "added token '" + a.content + "'";
       if (get<bool>(t, part, "single_word", false)) fail(part + ": single_word is not supported yet");
