@@ -276,6 +276,49 @@ std::string case_name(const testing::TestParamInfo<ParityCase>& info) {
 
 class TokenizerHfParity : public testing::TestWithParam<ParityCase> {};
 
+struct Compared {
+  std::size_t sentences = 0, pairs = 0, truncated = 0;
+  int failures = 0;
+};
+
+// Ids, tokens, word_index (fast: HF word_ids), type_ids and sentence membership (HF sequence_ids; null
+// for the template's specials) of every reference row.
+Compared compare_with_hf(const WordPieceTokenizer& tok, const std::vector<json>& rows, const std::string& label) {
+  Compared n;
+  auto fail = [&](const json& row, const std::string& what) {
+    if (++n.failures <= 10) ADD_FAILURE() << label << ": " << what << " differ(s) from HF for " << row.dump();
+  };
+  for (const auto& row : rows) {
+    const auto want_ids = row["ids"].get<std::vector<int32_t>>();
+    const auto want_tokens = row["tokens"].get<std::vector<std::string>>();
+    if (row["kind"] == "sentence") {
+      ++n.sentences;
+      auto t = tok.tokenize(row["text"].get<std::string>());
+      if (t.ids != want_ids) fail(row, "ids");
+      else if (t.pieces != want_tokens) fail(row, "tokens");
+      else if (row.contains("word_ids") && t.word_index != row["word_ids"].get<std::vector<int32_t>>()) fail(row, "word_index");
+      continue;
+    }
+    ++n.pairs;
+    auto e = tok.encode_pair(row["a"].get<std::string>(), row["b"].get<std::string>(), row["max_length"].get<std::size_t>());
+    n.truncated += e.truncated;
+    if (e.ids != want_ids) { fail(row, "ids"); continue; }
+    if (e.tokens != want_tokens) { fail(row, "tokens"); continue; }
+    if (!row.contains("type_ids")) continue;
+    if (e.type_ids != row["type_ids"].get<std::vector<uint8_t>>()) { fail(row, "type_ids"); continue; }
+    const auto& seq = row["sequence_ids"];
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const bool templ = seq[i].is_null();
+      if (templ != (e.word_index[i] < 0) || (!templ && seq[i].get<int>() != e.segment[i])) {
+        fail(row, "segment/word_index at token " + std::to_string(i));
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+
 }  // namespace
 
 TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
@@ -293,43 +336,36 @@ TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
                                                                             : TokenizerFile::VocabTxt);
   std::cout << p.model << ": " << tok.source() << "\n";
   EXPECT_EQ(tok.source().rfind(p.kind == "fast" ? "tokenizer.json" : "vocab.txt", 0), 0u) << tok.source();
-  std::size_t sentences = 0, pairs = 0, truncated = 0;
-  int failures = 0;
-  auto fail = [&](const json& row, const std::string& what) {
-    if (++failures <= 10) ADD_FAILURE() << p.model << " " << p.kind << ": " << what << " differ(s) from HF for " << row.dump();
-  };
-  for (const auto& row : it->second) {
-    const auto want_ids = row["ids"].get<std::vector<int32_t>>();
-    const auto want_tokens = row["tokens"].get<std::vector<std::string>>();
-    if (row["kind"] == "sentence") {
-      ++sentences;
-      auto t = tok.tokenize(row["text"].get<std::string>());
-      if (t.ids != want_ids) fail(row, "ids");
-      else if (t.pieces != want_tokens) fail(row, "tokens");
-      else if (row.contains("word_ids") && t.word_index != row["word_ids"].get<std::vector<int32_t>>()) fail(row, "word_index");
-      continue;
-    }
-    ++pairs;
-    auto e = tok.encode_pair(row["a"].get<std::string>(), row["b"].get<std::string>(), row["max_length"].get<std::size_t>());
-    truncated += e.truncated;
-    if (e.ids != want_ids) { fail(row, "ids"); continue; }
-    if (e.tokens != want_tokens) { fail(row, "tokens"); continue; }
-    if (!row.contains("type_ids")) continue;
-    if (e.type_ids != row["type_ids"].get<std::vector<uint8_t>>()) { fail(row, "type_ids"); continue; }
-    const auto& seq = row["sequence_ids"];  // null for the template's specials
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      const bool templ = seq[i].is_null();
-      if (templ != (e.word_index[i] < 0) || (!templ && seq[i].get<int>() != e.segment[i])) {
-        fail(row, "segment/word_index at token " + std::to_string(i));
-        break;
-      }
-    }
+  auto n = compare_with_hf(tok, it->second, p.model + " " + p.kind);
+  EXPECT_EQ(n.failures, 0);
+  EXPECT_GE(n.sentences, 1000u);
+  EXPECT_GT(n.truncated, 50u);
+  std::cout << p.model << " " << p.kind << ": " << n.sentences << " sentences, " << n.pairs << " pairs ("
+            << n.truncated << " truncated) compared with HF, " << n.failures << " mismatches\n";
+}
+
+TEST(TokenizerHfParityVariants, NormalizerAndPreTokenizerVariantsMatchHuggingFace) {
+  const auto& ref = reference();
+  if (!ref.loaded) GTEST_SKIP() << ref.missing;
+  BertConfig config;
+  config.vocab_size = 30522;
+  config.max_position_embeddings = 512;
+  int variants = 0;
+  for (const auto& [key, rows] : ref.rows) {
+    if (key.rfind("variant:", 0) != 0) continue;
+    const std::string name = key.substr(8, key.find('/') - 8);
+    auto file = test::fixture_dir() / "tokenizer_variants" / name / "tokenizer.json";
+    ASSERT_TRUE(std::filesystem::exists(file)) << file << " missing beside the fixture's rows";
+    auto tok = WordPieceTokenizer::from_tokenizer_json(file, config, TokenizerConfig{});
+    auto n = compare_with_hf(tok, rows, name);
+    EXPECT_EQ(n.failures, 0) << name;
+    EXPECT_GE(n.sentences, 100u) << name;
+    std::cout << "variant " << name << ": " << n.sentences << " sentences, " << n.pairs << " pairs compared with HF, "
+              << n.failures << " mismatches\n";
+    ++variants;
   }
-  EXPECT_EQ(failures, 0);
-  EXPECT_GE(sentences, 1000u);
-  EXPECT_GT(truncated, 50u);
-  std::cout << p.model << " " << p.kind << ": " << sentences << " sentences, " << pairs << " pairs (" << truncated
-            << " truncated) compared with HF, " << failures << " mismatches\n";
+  if (variants == 0) GTEST_SKIP() << "no tokenizer variants in the fixture (all-MiniLM-L6-v2 was absent when it was made)";
+  EXPECT_GE(variants, 8);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealModels, TokenizerHfParity,

@@ -11,6 +11,11 @@ and the hard cases of tests/fixtures/tokenizer_hard_cases.jsonl plus special-tok
 the RoBERTa-style families. Rows: {"model", "tokenizer": "fast"|"slow", "kind": "sentence"|"pair",
 "source", "text" | "a","b","max_length", "ids", "tokens" (convert_ids_to_tokens), and for fast rows "word_ids" (sentences) or
 "type_ids" and "sequence_ids" (pairs)}.
+
+Beside FILE, tokenizer_variants/NAME/tokenizer.json: all-MiniLM-L6-v2's tokenizer.json with other
+normalizers and pre-tokenizers (cased, accents kept, Sequence[NFD, Lowercase, StripAccents], NFC,
+NFKC, WhitespaceSplit, no cleaning / CJK spacing), and their fast ids over the hard cases and a sample
+of PAWS sentences as rows with "model": "variant:NAME".
 """
 import argparse
 import json
@@ -87,11 +92,56 @@ def rows_for(name, kind, tok, texts, pairs):
             yield row
 
 
+VARIANTS = {
+    "cased": {"normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                             "strip_accents": None, "lowercase": False}},
+    "lower_keep_accents": {"normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                                          "strip_accents": False, "lowercase": True}},
+    "cased_strip_accents": {"normalizer": {"type": "BertNormalizer", "clean_text": True,
+                                           "handle_chinese_chars": True, "strip_accents": True, "lowercase": False}},
+    "no_clean_no_cjk": {"normalizer": {"type": "BertNormalizer", "clean_text": False, "handle_chinese_chars": False,
+                                       "strip_accents": None, "lowercase": True}},
+    "seq_nfd_lower_strip": {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFD"}, {"type": "Lowercase"}, {"type": "StripAccents"}]}},
+    "seq_nfc_lower": {"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]}},
+    "seq_nfkc_lower_whitespace_split": {
+        "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}]}},
+    "nfkd_strip_bert_pre": {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFKD"}, {"type": "StripAccents"}]}},
+}
+
+
+def write_variants(models, out_dir, texts, pairs):
+    from transformers import PreTrainedTokenizerFast
+    base = os.path.join(models, "all-MiniLM-L6-v2", "tokenizer.json")
+    if not os.path.exists(base):
+        print(f"{base}: absent, no tokenizer variants")
+        return []
+    with open(base, encoding="utf-8") as f:
+        base_json = json.load(f)
+    sample = [t for t in texts if t[0].startswith("hard:")]
+    sample += [t for t in texts if t[0].startswith("paws/")][::10]
+    rows = []
+    for name, change in VARIANTS.items():
+        j = dict(base_json, **change)
+        d = os.path.join(out_dir, "tokenizer_variants", name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "tokenizer.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(j, f, ensure_ascii=False)
+        tok = PreTrainedTokenizerFast(tokenizer_file=path, unk_token="[UNK]", pad_token="[PAD]",
+                                      cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+        rows += list(rows_for(f"variant:{name}", "fast", tok, sample, [p for p in pairs if p[0].startswith("hard")]))
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", required=True)
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--variants-only", action="store_true", help="only the tokenizer_variants rows (development)")
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
@@ -100,7 +150,11 @@ def main():
     texts, pairs = texts_and_pairs(args.datasets, repo)
     counts = {}
     with open(args.out + ".tmp", "w", encoding="utf-8") as out:
-        for name in MODELS:
+        variant_rows = write_variants(args.models, os.path.dirname(os.path.abspath(args.out)), texts, pairs)
+        for row in variant_rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        counts["tokenizer variants"] = len(variant_rows)
+        for name in ([] if args.variants_only else MODELS):
             d = os.path.join(args.models, name)
             if not os.path.isdir(d):
                 print(f"{d}: absent, no reference for {name}")

@@ -14,6 +14,15 @@ std::u32string drop_nonspacing_marks(const std::u32string& text) {
   return out;
 }
 
+// The StripAccents normalizer drops every combining mark (Mn, Mc, Me), unlike BertNormalizer (Mn only).
+std::u32string drop_combining_marks(const std::u32string& text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (char32_t c : text)
+    if (unicode::category(c)[0] != 'M') out.push_back(c);
+  return out;
+}
+
 // tokenizers' BertNormalizer: clean, CJK spacing, then accents, then lowercase; no NFC.
 std::u32string bert_normalize(const NormalizerStep& s, std::u32string text) {
   if (s.clean_text) {
@@ -78,7 +87,7 @@ std::u32string normalize(const std::vector<NormalizerStep>& steps, std::u32strin
       case K::NFKC: text = unicode::nfkc(text); break;
       case K::NFKD: text = unicode::nfkd(text); break;
       case K::Lowercase: text = unicode::lower_each_char(text); break;
-      case K::StripAccents: text = drop_nonspacing_marks(text); break;  // Mn only, no NFD (as tokenizers)
+      case K::StripAccents: text = drop_combining_marks(text); break;  // Mn, Mc and Me; no NFD (as tokenizers)
     }
   }
   return text;
