@@ -267,6 +267,8 @@ struct ParityCase {
   std::string model, kind;  // kind: "fast" (tokenizer.json) or "slow" (vocab.txt)
 };
 
+void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.model << " (" << c.kind << ")"; }
+
 std::string case_name(const testing::TestParamInfo<ParityCase>& info) {
   std::string s = info.param.model + "_" + info.param.kind;
   for (auto& c : s)
