@@ -109,6 +109,13 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     mkdir -p "$fixtures"
     "$tools_venv/bin/python" "$script" tokens --model "$model_dir" --datasets "$datasets" --out "$fixtures/tokens.jsonl"
   fi
+  tok_script=tests/reference/make_tokenizer_fixtures.py
+  if [ ! -f "$fixtures/tokenizers.jsonl" ] || [ "$tok_script" -nt "$fixtures/tokenizers.jsonl" ] ||
+     [ -n "$(find "$cache/models" -maxdepth 2 -name tokenizer.json -newer "$fixtures/tokenizers.jsonl")" ]; then
+    log "generating reference token ids of the real models' tokenizers (fast and slow)"
+    mkdir -p "$fixtures"
+    "$tools_venv/bin/python" "$tok_script" --models "$cache/models" --datasets "$datasets" --out "$fixtures/tokenizers.jsonl"
+  fi
   if [ ! -f "$fixtures/attention/pairs.json" ] || [ "$script" -nt "$fixtures/attention/pairs.json" ]; then
     log "generating reference attention"
     rm -rf "$fixtures/attention"

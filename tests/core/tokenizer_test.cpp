@@ -46,6 +46,53 @@ TEST(Tokenizer, PairEncodingHasSegmentsSpecialsAndWordIndices) {
   EXPECT_EQ(e.tokens_b, 4u);
 }
 
+TEST(Tokenizer, BertTemplateTypeIdsFollowTheSentences) {
+  auto tok = small_tokenizer();
+  EXPECT_EQ(tok.pair_template().added(true), 3u);
+  EXPECT_EQ(tok.source(), "vocab.txt (WordPiece, BERT template)");
+  auto e = tok.encode_pair("the cat", "sat");
+  EXPECT_EQ(e.type_ids, (std::vector<uint8_t>{0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(e.segment, e.type_ids);
+  auto s = tok.encode_single("the cat");
+  EXPECT_EQ(join(s.tokens), "[CLS] the cat [SEP]");
+  EXPECT_EQ(s.type_ids, (std::vector<uint8_t>{0, 0, 0, 0}));
+}
+
+namespace {
+WordPieceTokenizer roberta_style_tokenizer() {
+  auto tokens = test::test_vocab();
+  for (const char* t : {"<s>", "</s>", "<pad>", "<mask>"}) tokens.push_back(t);
+  TokenizerConfig cfg;
+  cfg.cls_token = "<s>";
+  cfg.sep_token = "</s>";
+  cfg.pad_token = "<pad>";
+  cfg.mask_token = "<mask>";
+  return WordPieceTokenizer(Vocab(tokens), cfg, "mpnet");
+}
+}  // namespace
+
+TEST(Tokenizer, RobertaTemplateSeparatesSentenceFromTokenType) {
+  auto tok = roberta_style_tokenizer();
+  EXPECT_EQ(tok.pair_template().added(true), 4u);
+  EXPECT_EQ(tok.source(), "vocab.txt (WordPiece, RoBERTa template)");
+  auto e = tok.encode_pair("the cat", "sat .");
+  EXPECT_EQ(join(e.tokens), "<s> the cat </s> </s> sat . </s>");
+  EXPECT_EQ(e.segment, (std::vector<uint8_t>{0, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(e.type_ids, (std::vector<uint8_t>(8, 0)));
+  EXPECT_EQ(e.special, (std::vector<uint8_t>{1, 0, 0, 1, 1, 0, 0, 1}));
+  EXPECT_EQ(e.word_index, (std::vector<int32_t>{-1, 0, 1, -1, -1, 0, 1, -1}));
+  EXPECT_EQ(join(tok.encode_single("the cat").tokens), "<s> the cat </s>");
+  // Truncation counts the four specials: 5 + 2 + 4 = 11 > 9 removes 2, both from the longer A.
+  auto t = tok.encode_pair("a b c d e", "the cat", 9);
+  EXPECT_EQ(t.removed_a, 2u);
+  EXPECT_EQ(t.removed_b, 0u);
+  EXPECT_EQ(t.size(), 9u);
+  // Lowercasing comes before special tokens are split out (HF's tokenize()): "<MASK>" is "<mask>".
+  auto m = tok.tokenize("the <MASK> cat");
+  EXPECT_EQ(join(m.pieces), "the <mask> cat");
+  EXPECT_EQ(m.special, (std::vector<uint8_t>{0, 1, 0}));
+}
+
 TEST(Tokenizer, EmptySentencesGiveOnlySpecialTokens) {
   auto tok = small_tokenizer();
   auto e = tok.encode_pair("", "   ");
@@ -109,7 +156,7 @@ void expect_ids(const WordPieceTokenizer& tok, const nlohmann::json& row, const 
   if (row.contains("a")) {
     auto e = tok.encode_pair(row["a"].get<std::string>(), row["b"].get<std::string>(), row["max_length"].get<std::size_t>());
     got = e.ids;
-    types = e.segment;
+    types = e.type_ids;
     if (got == want && types != row["types"].get<std::vector<uint8_t>>()) got.clear();
   } else {
     got = tok.tokenize(row["text"].get<std::string>()).ids;

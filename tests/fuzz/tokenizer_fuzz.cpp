@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       if (id < 0 || id >= vocab) std::abort();
     if (e.ids.size() < 2 || e.tokens.front() != "[CLS]" || e.tokens.back() != "[SEP]") std::abort();
     if (max_length > 0 && e.ids.size() > max_length) std::abort();
-    if (e.segment.size() != e.ids.size() || e.word_index.size() != e.ids.size()) std::abort();
+    if (e.segment.size() != e.ids.size() || e.type_ids.size() != e.ids.size() || e.word_index.size() != e.ids.size())
+      std::abort();
   } catch (const Error&) {
   }
   return 0;

@@ -36,7 +36,7 @@ TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodi
     b.lengths.push_back(static_cast<int64_t>(e.size()));
     for (std::size_t t = 0; t < e.size(); ++t) {
       b.input_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.ids[t];
-      b.token_type_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.segment[t];
+      b.token_type_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.type_ids[t];
     }
   }
   return b;

@@ -113,6 +113,34 @@ std::u32string nfd(std::u32string_view text) {
   return std::u32string(text);
 }
 
+std::u32string nfkc(std::u32string_view text) {
+  for (char32_t c : text)
+    if (c >= 0x80) return normalize(text, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  return std::u32string(text);
+}
+
+std::u32string nfkd(std::u32string_view text) {
+  for (char32_t c : text)
+    if (c >= 0x80) return normalize(text, static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+  return std::u32string(text);
+}
+
+std::u32string lower_each_char(std::u32string_view text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (char32_t c : text) {
+    if (c == 0x130) {  // the one unconditional multi-character lowercase mapping
+      out.push_back(U'i');
+      out.push_back(0x307);
+    } else if (c < 0x80) {
+      out.push_back(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    } else {
+      out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+    }
+  }
+  return out;
+}
+
 bool is_control(char32_t c) {
   if (c == U'\t' || c == U'\n' || c == U'\r') return false;
   return category(c)[0] == 'C';
@@ -145,6 +173,27 @@ bool is_python_space(char32_t c) {
     default:
       return c >= 0x2000 && c <= 0x200A;
   }
+}
+
+bool is_rust_whitespace(char32_t c) {
+  switch (c) {
+    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0: case 0x1680:
+    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+      return true;
+    default:
+      return c >= 0x2000 && c <= 0x200A;
+  }
+}
+
+bool is_cjk_tokenizers(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+bool is_nonspacing_mark(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_MN;
 }
 
 }  // namespace attnscan::unicode

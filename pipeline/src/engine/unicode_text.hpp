@@ -14,6 +14,11 @@ std::string encode(std::u32string_view text);
 std::u32string python_lower(std::u32string_view text);
 std::u32string nfc(std::u32string_view text);
 std::u32string nfd(std::u32string_view text);
+std::u32string nfkc(std::u32string_view text);
+std::u32string nfkd(std::u32string_view text);
+// Rust's char::to_lowercase applied to each character (full mapping, no Final_Sigma context), as the
+// `tokenizers` crate lowercases.
+std::u32string lower_each_char(std::u32string_view text);
 
 // Two-letter Unicode general category, e.g. "Mn", "Zs", "Cc".
 const char* category(char32_t c);
@@ -23,5 +28,8 @@ bool is_whitespace(char32_t c);    // HF _is_whitespace: ' ' \t \n \r or Zs
 bool is_punctuation(char32_t c);   // HF _is_punctuation: ASCII non-alnum symbols or P*
 bool is_cjk(char32_t c);           // HF _is_chinese_char
 bool is_python_space(char32_t c);  // Python str.isspace(), used by str.split()
+bool is_rust_whitespace(char32_t c);  // Rust char::is_whitespace (Unicode White_Space)
+bool is_cjk_tokenizers(char32_t c);   // the `tokenizers` crate's is_chinese_char (0x2B920.., not 0x2B820..)
+bool is_nonspacing_mark(char32_t c);  // category Mn
 
 }  // namespace attnscan::unicode
