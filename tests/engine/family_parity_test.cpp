@@ -12,6 +12,7 @@
 #include "attnscan/model_location.hpp"
 #include "attnscan/platform.hpp"
 #include "attnscan/safetensors.hpp"
+#include "attnscan/tokenizer.hpp"
 #include "support/test_paths.hpp"
 
 using namespace attnscan;
@@ -37,7 +38,7 @@ Encoding reference_encoding(const SafetensorsFile& ref, std::size_t i) {
   const auto* ty = reinterpret_cast<const int64_t*>(types->data);
   for (int64_t t = 0; t < ids->numel(); ++t) {
     e.ids.push_back(static_cast<int32_t>(id[t]));
-    e.segment.push_back(static_cast<uint8_t>(ty[t]));
+    e.type_ids.push_back(static_cast<uint8_t>(ty[t]));
   }
   return e;
 }
@@ -69,12 +70,21 @@ TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
   const LoadedModel model = load_model(model_dir);
   EXPECT_EQ(model.config.model_type, f.model_type);
   const SafetensorsFile ref(dir / "reference" / "attention.safetensors");
-  std::ifstream in(dir / "reference" / "pairs.json");
-  const std::size_t pairs = nlohmann::json::parse(in)["pairs"].size();
+  const std::size_t pairs = nlohmann::json::parse(std::ifstream(dir / "reference" / "pairs.json"))["pairs"].size();
   ASSERT_GE(pairs, 10u);
+  // attnscan's tokenizer gives HF's ids and token types for the family's template.
+  const auto tok = WordPieceTokenizer::from_model_dir(model_dir, model.config);
+  const auto meta = nlohmann::json::parse(std::ifstream(dir / "reference" / "pairs.json"));
   std::vector<Encoding> rows;
-  for (std::size_t i = 0; i < pairs; ++i) rows.push_back(reference_encoding(ref, i));
-  const int32_t pad = static_cast<int32_t>(model.config.position_offset > 0 ? model.config.position_offset - 1 : 0);
+  for (std::size_t i = 0; i < pairs; ++i) {
+    rows.push_back(reference_encoding(ref, i));
+    const auto& p = meta["pairs"][i];
+    const Encoding ours = tok.encode_pair(p["a"].get<std::string>(), p["b"].get<std::string>(),
+                                          meta["max_length"].get<std::size_t>());
+    EXPECT_EQ(ours.ids, rows.back().ids) << f.name << " pair " << i << " (" << tok.source() << ")";
+    EXPECT_EQ(ours.type_ids, rows.back().type_ids) << f.name << " pair " << i;
+  }
+  const int32_t pad = tok.pad_id();
   BertEncoder enc(model, EncoderOptions{});
   double alone = 0, batched = 0;
   std::vector<const Encoding*> batch;

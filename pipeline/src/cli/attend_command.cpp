@@ -53,7 +53,8 @@ nlohmann::json to_json(const LoadedModel& model, const Encoding& e, const Encode
   j["model"] = model.files.dir.string();
   j["tokens"] = e.tokens;
   j["input_ids"] = e.ids;
-  j["token_type_ids"] = e.segment;
+  j["token_type_ids"] = e.type_ids;
+  j["segment"] = e.segment;
   j["word_index"] = e.word_index;
   j["special"] = e.special;
   j["truncated"] = e.truncated;

@@ -158,6 +158,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
   root.numerics = compute_platform().numerics() + ", " + std::to_string(eo.threads) + " intra-op thread(s)";
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
+  log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
   const BertEncoder encoder(model, eo);
   // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
