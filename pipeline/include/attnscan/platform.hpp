@@ -29,7 +29,9 @@ struct ComputePlatform {
   Bf16Support bf16 = Bf16Support::Unavailable;
   std::string libtorch_version, onednn_version, blas;
 
-  // One line: why bf16 cannot run here (empty when it can).
+  // Why bf16 cannot run here, e.g. "this CPU (...) lacks avx512bw, ..." (empty when it can).
+  std::string bf16_missing_reason() const;
+  // One line: why bf16 cannot run here and the alternative (empty when it can).
   std::string bf16_refusal() const;
   // "native (avx512_bf16)", "emulated (...)" or "unavailable (...)".
   std::string bf16_text() const;

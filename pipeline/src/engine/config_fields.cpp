@@ -31,4 +31,11 @@ void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, 
   c.embedding_size = c.hidden_size;
 }
 
+void read_bert_embeddings(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
+  c.type_vocab_size = positive(j, file, "type_vocab_size");
+  auto pos_type = field_or<std::string>(j, file, "position_embedding_type", "absolute");
+  if (pos_type != "absolute")
+    throw ModelError(file.string() + ": unsupported position_embedding_type '" + pos_type + "' (supported: absolute)");
+}
+
 }  // namespace attnscan::config_fields

@@ -94,18 +94,19 @@ const ComputePlatform& compute_platform() {
   return platform;
 }
 
-std::string ComputePlatform::bf16_refusal() const {
+std::string ComputePlatform::bf16_missing_reason() const {
   if (bf16 != Bf16Support::Unavailable) return "";
-  std::string why;
-  if (!bf16_missing.empty()) {
-    std::string list;
-    for (const auto& f : bf16_missing) list += (list.empty() ? "" : ", ") + f;
-    why = "this CPU (" + cpu_model + ") lacks " + list + ", which LibTorch's oneDNN bf16 path needs";
-  } else {
-    why = "oneDNN is limited to " + onednn_isa + " (ONEDNN_MAX_CPU_ISA=" + onednn_isa_limit +
-          "), below the AVX-512 its bf16 kernels need";
-  }
-  return "bf16 cannot run here: " + why + "; use fp32 (the default)";
+  if (bf16_missing.empty())
+    return "oneDNN is limited to " + onednn_isa + " (ONEDNN_MAX_CPU_ISA=" + onednn_isa_limit +
+           "), below the AVX-512 its bf16 kernels need";
+  std::string list;
+  for (const auto& f : bf16_missing) list += (list.empty() ? "" : ", ") + f;
+  return "this CPU (" + cpu_model + ") lacks " + list + ", which LibTorch's oneDNN bf16 path needs";
+}
+
+std::string ComputePlatform::bf16_refusal() const {
+  const std::string why = bf16_missing_reason();
+  return why.empty() ? "" : "bf16 cannot run here: " + why + "; use fp32 (the default)";
 }
 
 std::string ComputePlatform::bf16_text() const {
@@ -115,8 +116,7 @@ std::string ComputePlatform::bf16_text() const {
       return "emulated (AVX-512 without bf16 instructions: oneDNN converts, often slower than fp32)";
     case Bf16Support::Unavailable: break;
   }
-  std::string text = bf16_refusal();
-  return "unavailable (" + text.substr(text.find(": ") + 2) + ")";
+  return "unavailable (" + bf16_missing_reason() + ")";
 }
 
 std::string ComputePlatform::numerics() const {

@@ -11,10 +11,7 @@ BertConfig read_bert(const nlohmann::json& j, const std::filesystem::path& file)
   using namespace config_fields;
   BertConfig c;
   read_bert_like(j, file, c);
-  c.type_vocab_size = positive(j, file, "type_vocab_size");
-  auto pos_type = field_or<std::string>(j, file, "position_embedding_type", "absolute");
-  if (pos_type != "absolute")
-    throw ModelError(file.string() + ": unsupported position_embedding_type '" + pos_type + "' (supported: absolute)");
+  read_bert_embeddings(j, file, c);
   return c;
 }
 

@@ -11,12 +11,9 @@ BertConfig read_electra(const nlohmann::json& j, const std::filesystem::path& fi
   using namespace config_fields;
   BertConfig c;
   read_bert_like(j, file, c);
-  c.type_vocab_size = positive(j, file, "type_vocab_size");
+  read_bert_embeddings(j, file, c);
   c.embedding_size = field_or<int64_t>(j, file, "embedding_size", c.hidden_size);
   if (c.embedding_size <= 0) throw ModelError(file.string() + ": field 'embedding_size' must be positive");
-  auto pos_type = field_or<std::string>(j, file, "position_embedding_type", "absolute");
-  if (pos_type != "absolute")
-    throw ModelError(file.string() + ": unsupported position_embedding_type '" + pos_type + "' (supported: absolute)");
   return c;
 }
 
