@@ -37,6 +37,9 @@ void on_worker_exit(int status, void*) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the host
   if (::getppid() != host) ::_exit(0);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGHUP}) ::signal(sig, SIG_IGN);  // the host decides when to stop
+  // A detector's fault ends the worker with its own signal, whatever handlers the host installed
+  // (a sanitizer's, a crash reporter's), so the host reports exactly what the detector did.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
   // The worker holds nothing of the host's but its own pipes and memory: no output file, no lock.
   int keep[] = {request_fd, reply_fd, memory_fd};
   std::sort(std::begin(keep), std::end(keep));
