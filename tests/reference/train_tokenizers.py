@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Tokenizers of the BPE and Unigram kinds, trained on the shared datasets (dev-time; reference venv).
+
+  train_tokenizers.py --datasets ../shared/datasets --out DIR
+
+No RoBERTa, XLM-R or ALBERT checkpoint is reachable here, so their tokenizers are trained the way those
+models' tokenizers were made, on the shared datasets' sentences, and saved as Hugging Face saves them:
+both the slow files and tokenizer.json (the fast tokenizer converted from the slow one by transformers).
+
+  DIR/roberta/      byte-level BPE (HF tokenizers): vocab.json, merges.txt, tokenizer.json, tokenizer_config.json
+  DIR/xlm-roberta/  SentencePiece Unigram: sentencepiece.bpe.model (XLMRobertaTokenizer), tokenizer.json
+  DIR/albert/       SentencePiece Unigram, lowercased: spiece.model (AlbertTokenizer), tokenizer.json
+
+Deterministic for a given dataset (fixed vocabulary sizes, one thread for SentencePiece).
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_fixtures import dataset_pairs  # noqa: E402
+
+VOCAB_SIZE = 3000
+
+
+def training_sentences(datasets):
+    seen, out = set(), []
+    for _, a, b in dataset_pairs(datasets):
+        for t in (a, b):
+            if t not in seen:
+                seen.add(t)
+                out.append(t)
+    return out
+
+
+def train_roberta(sentences, out):
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaTokenizer, RobertaTokenizerFast
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(sentences, vocab_size=VOCAB_SIZE, min_frequency=2,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    os.makedirs(out, exist_ok=True)
+    bpe.save_model(out)  # vocab.json + merges.txt: what the slow RobertaTokenizer reads
+    slow = RobertaTokenizer(os.path.join(out, "vocab.json"), os.path.join(out, "merges.txt"))
+    slow.save_pretrained(out)
+    RobertaTokenizerFast.from_pretrained(out).save_pretrained(out)  # adds tokenizer.json
+
+
+def train_sentencepiece(sentences, model_prefix, lowercase, **ids):
+    import sentencepiece as spm
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as f:
+        f.write("\n".join(s.lower() if lowercase else s for s in sentences))
+        corpus = f.name
+    try:
+        spm.SentencePieceTrainer.train(
+            input=corpus, model_prefix=model_prefix, vocab_size=VOCAB_SIZE, model_type="unigram",
+            character_coverage=0.9995, num_threads=1, seed_sentencepiece_size=200000, shuffle_input_sentence=False,
+            minloglevel=2, **ids)
+    finally:
+        os.unlink(corpus)
+
+
+def train_xlm_roberta(sentences, out):
+    from transformers import XLMRobertaTokenizer, XLMRobertaTokenizerFast
+    os.makedirs(out, exist_ok=True)
+    # SentencePiece's default ids (unk 0, <s> 1, </s> 2), as XLM-R's own model; HF adds fairseq's offset
+    train_sentencepiece(sentences, os.path.join(out, "sentencepiece.bpe"), lowercase=False)
+    os.remove(os.path.join(out, "sentencepiece.bpe.vocab"))
+    XLMRobertaTokenizer(os.path.join(out, "sentencepiece.bpe.model")).save_pretrained(out)
+    XLMRobertaTokenizerFast.from_pretrained(out).save_pretrained(out)
+
+
+def train_albert(sentences, out):
+    from transformers import AlbertTokenizer, AlbertTokenizerFast
+    os.makedirs(out, exist_ok=True)
+    # as ALBERT's own spiece.model: <pad> 0, <unk> 1, then [CLS] [SEP] [MASK] as control symbols
+    train_sentencepiece(sentences, os.path.join(out, "spiece"), lowercase=True, pad_id=0, unk_id=1, bos_id=-1,
+                        eos_id=-1, control_symbols="[CLS],[SEP],[MASK]")
+    os.remove(os.path.join(out, "spiece.vocab"))
+    AlbertTokenizer(os.path.join(out, "spiece.model"), do_lower_case=True).save_pretrained(out)
+    AlbertTokenizerFast.from_pretrained(out).save_pretrained(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    from transformers.utils import logging
+    logging.set_verbosity_error()
+    sentences = training_sentences(args.datasets)
+    for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert)):
+        train(sentences, os.path.join(args.out, name))
+        print(f"{args.out}/{name}: {sorted(os.listdir(os.path.join(args.out, name)))}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
