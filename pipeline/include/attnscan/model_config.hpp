@@ -30,8 +30,13 @@ struct BertConfig {
   int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none
   int64_t relative_attention_max_distance = 128;
   bool scale_query_first = false;          // DistilBERT: q / sqrt(d) before QK^T (BERT divides the scores)
+  int64_t shared_layer_groups = 0;         // ALBERT: layers share the weights of this many groups; 0: none
 
   int64_t head_dim() const { return hidden_size / num_heads; }
+  // Layers whose weights the checkpoint stores, and the one layer `layer` computes with (ALBERT's
+  // num_hidden_groups: layer i uses group floor(i * groups / layers)).
+  int64_t stored_layers() const { return shared_layer_groups > 0 ? shared_layer_groups : num_layers; }
+  int64_t stored_layer(int64_t layer) const { return layer * stored_layers() / num_layers; }
   int64_t max_tokens() const { return max_position_embeddings - position_offset; }  // longest sequence
 };
 

@@ -14,7 +14,7 @@ struct TensorSpec {
   std::vector<int64_t> shape;  // required shape for the config
 };
 
-// Every tensor the encoder needs, in a fixed order (embeddings, then layer 0..L-1).
+// Every tensor the encoder needs, in a fixed order (embeddings, then stored layer 0..L-1).
 std::vector<TensorSpec> required_tensors(const BertConfig& config);
 
 // Per-layer names, relative to "encoder.layer.{i}.".

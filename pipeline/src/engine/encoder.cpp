@@ -138,7 +138,7 @@ struct BertEncoder::Impl {
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
   std::optional<Linear> embed_project;  // ELECTRA: embedding_size -> hidden_size
   at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
-  std::vector<Layer> layers;
+  std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
 
   at::Tensor position_bias(int64_t S) const;
 
@@ -184,7 +184,7 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   if (m.cfg.embedding_size != m.cfg.hidden_size)
     m.embed_project = make_linear(to_tensor(w.get(e::kProjectW)), to_tensor(w.get(e::kProjectB)), options, m.device);
   if (m.cfg.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
-  for (int64_t i = 0; i < m.cfg.num_layers; ++i) {
+  for (int64_t i = 0; i < m.cfg.stored_layers(); ++i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
     Layer layer;
     // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
@@ -278,7 +278,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
   bool ragged = false;
   for (auto n : batch.lengths) ragged |= n != S;
   for (int64_t li = 0; li < c.num_layers; ++li) {
-    const auto& L = m.layers[static_cast<std::size_t>(li)];
+    const auto& L = m.layers[static_cast<std::size_t>(c.stored_layer(li))];
     auto qkv = L.qkv(x).view({B, S, 3, NH, D});
     auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
     auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]

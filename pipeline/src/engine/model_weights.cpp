@@ -1,5 +1,6 @@
 #include "attnscan/model_weights.hpp"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -31,11 +32,17 @@ std::string canonical(std::string name, const std::string& prefix, const ModelFa
   return name;
 }
 
-// The name a checkpoint of this family gives a canonical tensor (for messages).
-std::string checkpoint_name(std::string name, const std::string& prefix, const ModelFamily& family) {
-  for (auto it = family.renames.rbegin(); it != family.renames.rend(); ++it)
-    if (auto at = name.find(it->second); at != std::string::npos) name.replace(at, it->second.size(), it->first);
-  return prefix + name;
+// The name a checkpoint of this family gives a canonical tensor (for messages): the renames undone,
+// longest canonical part first (".attention.output.LayerNorm." before ".output.LayerNorm."); the
+// canonical name itself when that does not map back.
+std::string checkpoint_name(const std::string& canonical_name, const std::string& prefix, const ModelFamily& family) {
+  auto reverse = family.renames;
+  std::stable_sort(reverse.begin(), reverse.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string name = canonical_name;
+  for (const auto& [stored, canon] : reverse)
+    if (auto at = name.find(canon); at != std::string::npos) name.replace(at, canon.size(), stored);
+  return canonical(prefix + name, prefix, family) == canonical_name ? prefix + name : canonical_name;
 }
 
 bool is_unused(const std::string& name, const ModelFamily& family) {

@@ -25,7 +25,7 @@ std::vector<TensorSpec> required_tensors(const BertConfig& c) {
       {l::kAttnLnW, {H}},     {l::kAttnLnB, {H}},  {l::kInterW, {I, H}},  {l::kInterB, {I}},
       {l::kOutW, {H, I}},     {l::kOutB, {H}},     {l::kOutLnW, {H}},     {l::kOutLnB, {H}},
   };
-  for (int64_t layer = 0; layer < c.num_layers; ++layer)
+  for (int64_t layer = 0; layer < c.stored_layers(); ++layer)
     for (const auto& [suffix, shape] : per_layer) specs.push_back({layer_tensor_name(layer, suffix), shape});
   return specs;
 }

@@ -31,6 +31,9 @@ const std::vector<const ModelFamily*>& model_families();
 
 // Each family's definition, in its own file.
 const ModelFamily& bert_family();
+const ModelFamily& roberta_family();
+const ModelFamily& xlm_roberta_family();
+const ModelFamily& albert_family();
 const ModelFamily& distilbert_family();
 const ModelFamily& electra_family();
 const ModelFamily& mpnet_family();

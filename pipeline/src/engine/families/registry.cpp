@@ -7,8 +7,11 @@ namespace attnscan {
 const std::vector<const ModelFamily*>& model_families() {
   static const std::vector<const ModelFamily*> families = {
       &bert_family(),
+      &roberta_family(),
+      &xlm_roberta_family(),
       &distilbert_family(),
       &electra_family(),
+      &albert_family(),
       &mpnet_family(),
   };
   return families;
