@@ -251,6 +251,34 @@ def test_datasets_stsb_paws_snli():
         assert set(f["examples/label"].asstr()[...]) <= {"entailment", "neutral", "contradiction"}
 
 
+SEVEN_DETECTORS = ("next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",
+                   "delimiter", "entropy")
+
+
+def test_tokenizer_files_give_identical_files():
+    """The default model through its vocab.txt and through its tokenizer.json: the same tokens, attention
+    and scores of every detector on STS-B dev; only the stored config and its identity (which name the
+    tokenizer file) differ."""
+    d = model_dir()
+    need_datasets()
+    if not os.path.exists(os.path.join(d, "tokenizer.json")):
+        raise Skip(f"{d} has no tokenizer.json")
+    paths = {}
+    for choice in ("slow", "tokenizer.json"):
+        paths[choice] = out(f"tokenizer_{choice}.h5")
+        p = run("run", "-c", "configs/stsb-raw.yaml", "--set", "dataset.path=../shared/datasets/stsb/sts-dev.csv",
+                "--set", "tokenizer=" + choice, "--set", "detectors=" + ",".join(SEVEN_DETECTORS),
+                "-o", paths[choice], "--no-progress")
+        assert ("tokenizer: vocab.txt" if choice == "slow" else "tokenizer: tokenizer.json") in p.stderr, p.stderr
+    with h5py.File(paths["slow"], "r") as x, h5py.File(paths["tokenizer.json"], "r") as y:
+        a, b = all_content(x), all_content(y)
+        diffs = same_content(a, b, ignore=("@config", "@config_identity"))
+        identity = set(str(a["@config_identity"]).splitlines()) ^ set(str(b["@config_identity"]).splitlines())
+        assert all(line.startswith("tokenizer") for line in identity), identity
+        assert len(x["examples/index"]) == 1500 and len(x["scores"].attrs["outputs"]) >= 7
+    assert not diffs, diffs[:10]
+
+
 def test_kill_and_resume():
     """SIGKILL at random moments, rerun to completion: identical to an uninterrupted run."""
     model_dir()

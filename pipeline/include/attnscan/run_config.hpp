@@ -37,6 +37,7 @@ struct DetectorConfig {
 // other way holds zeros and empty values only.
 struct RunConfig {
   std::string model;  // empty: the default model
+  TokenizerFile tokenizer_file{};
   DatasetSpec dataset;
   std::string dataset_format;  // tsv | csv | jsonl | parallel, as written
   uint64_t max_rows{};         // 0: all rows

@@ -25,6 +25,10 @@ struct Option {
 const std::vector<Option>& table() {
   static const std::vector<Option> t = {
       {"model", Kind::String, "", "Hugging Face BERT directory (empty: $ATTNSCAN_MODEL or the cached default)"},
+      {"tokenizer", Kind::Choice, "auto",
+       "the model directory's tokenizer file: auto (the slow tokenizer's files when present, else tokenizer.json), "
+       "slow or tokenizer.json",
+       {"auto", "slow", "tokenizer.json"}},
       {"dataset.format", Kind::Choice, "tsv", "tsv, csv (delimited text), jsonl or parallel (line-aligned files)",
        {"tsv", "csv", "jsonl", "parallel"}},
       {"dataset.path", Kind::String, "", "the dataset file (tsv, csv, jsonl)"},
@@ -341,6 +345,9 @@ RunConfig ConfigBuilder::build() const {
   };
   RunConfig c;
   c.model = get("model");
+  c.tokenizer_file = get("tokenizer") == "slow"             ? TokenizerFile::VocabTxt
+                     : get("tokenizer") == "tokenizer.json" ? TokenizerFile::TokenizerJson
+                                                            : TokenizerFile::Auto;
   c.dataset_format = get("dataset.format");
   auto& d = c.dataset;
   d.format = c.dataset_format == "jsonl" ? DatasetFormat::Jsonl

@@ -138,8 +138,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   const LoadedModel model = load_model(model_dir);
-  const auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config);
+  const auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
   RootInfo root = describe_run(req, model_dir, model);
+  root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";
   LayoutParams layout = output_layout(cfg, model.config);
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
