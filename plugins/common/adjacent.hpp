@@ -17,7 +17,7 @@ class Adjacent : public attnscan::sdk::Detector {
         long j = i + step_;
         if (j < 0 || j >= n) continue;
         const auto &a = e.tokens[static_cast<std::size_t>(i)], &c = e.tokens[static_cast<std::size_t>(j)];
-        if (within_ && (a.special || c.special || a.segment != c.segment)) continue;
+        if (within_ && (!a.is_content() || !c.is_content() || a.sentence != c.sentence)) continue;
         targets[static_cast<std::size_t>(i)].push_back(static_cast<std::size_t>(j));
       }
       out[b].scores.assign(static_cast<std::size_t>(e.layers * e.heads), 0.0f);
@@ -32,7 +32,7 @@ class Adjacent : public attnscan::sdk::Detector {
 
 inline attnscan::sdk::ParamSpec within_sentence_param() {
   return {"within_sentence", attnscan::sdk::ParamType::Bool, false,
-          "only pairs of non-special tokens in the same sentence (default: all tokens, as Clark et al.)"};
+          "only pairs of content tokens (no template or in-text specials) in the same sentence (default: all tokens, as Clark et al.)"};
 }
 
 }  // namespace attnscan_plugins

@@ -18,7 +18,7 @@ inline std::string lower_ascii(std::string s) {
   return s;
 }
 
-// One key per token (empty for special tokens). A stemmer is made per call: libstemmer objects are
+// One key per token (empty for tokens that are not content: template and in-text specials). A stemmer is made per call: libstemmer objects are
 // not thread-safe and score() runs concurrently.
 inline std::vector<std::string> word_keys(const attnscan::sdk::Example& e, bool stem) {
   std::unique_ptr<sb_stemmer, decltype(&sb_stemmer_delete)> stemmer(nullptr, &sb_stemmer_delete);
@@ -28,7 +28,7 @@ inline std::vector<std::string> word_keys(const attnscan::sdk::Example& e, bool 
   }
   std::vector<std::string> keys;
   for (const auto& t : e.tokens) {
-    if (t.special) {
+    if (!t.is_content()) {
       keys.emplace_back();
       continue;
     }

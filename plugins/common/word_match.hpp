@@ -14,9 +14,9 @@ class WordMatch : public attnscan::sdk::Detector {
       const auto keys = word_keys(e, stem_);
       std::vector<std::vector<std::size_t>> targets(e.size());
       for (std::size_t i = 0; i < e.size(); ++i) {
-        if (e.tokens[i].special) continue;
+        if (!e.tokens[i].is_content()) continue;
         for (std::size_t j = 0; j < e.size(); ++j)
-          if (!e.tokens[j].special && (e.tokens[j].segment == e.tokens[i].segment) == same_ && keys[j] == keys[i])
+          if (e.tokens[j].is_content() && (e.tokens[j].sentence == e.tokens[i].sentence) == same_ && keys[j] == keys[i])
             targets[i].push_back(j);
       }
       out[b].scores.assign(static_cast<std::size_t>(e.layers * e.heads), 0.0f);

@@ -12,9 +12,9 @@ class SubwordSiblings : public attnscan::sdk::Detector {
   void score(const std::vector<attnscan::sdk::Example>& batch, std::vector<attnscan::sdk::ExampleScores>& out) const override {
     for (std::size_t b = 0; b < batch.size(); ++b) {
       const auto& e = batch[b];
-      std::map<std::pair<int, int>, std::vector<std::size_t>> words;  // (segment, word) -> pieces
+      std::map<std::pair<int, int>, std::vector<std::size_t>> words;  // (sentence, word) -> pieces
       for (std::size_t i = 0; i < e.size(); ++i)
-        if (!e.tokens[i].special) words[{e.tokens[i].segment, e.tokens[i].word_index}].push_back(i);
+        if (e.tokens[i].is_content()) words[{e.tokens[i].sentence, e.tokens[i].word_index}].push_back(i);
       std::vector<std::vector<std::size_t>> targets(e.size());
       for (const auto& [key, pieces] : words)
         for (std::size_t i : pieces)

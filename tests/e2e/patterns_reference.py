@@ -70,8 +70,12 @@ def scores(detector, output, tokens, A, params):
                    for i, t in enumerate(tokens)]
         return target_score(A, targets)
     if detector == "delimiter":
-        want = {"cls": {"[CLS]"}, "sep": {"[SEP]"}, "cls_or_sep": {"[CLS]", "[SEP]"}}[output]
-        cols = [j for j, t in enumerate(tokens) if t["special"] and t["text"] in want]
+        # Template specials (no word index), not strings: the leading one ([CLS], <s>; the BERT and
+        # RoBERTa templates have one) and the separators ([SEP], </s>) after it.
+        template = [j for j, t in enumerate(tokens) if t["special"] and t["word_index"] == -1]
+        begin = [j for j in template if j == 0]
+        sep = [j for j in template if j != 0]
+        cols = {"cls": begin, "sep": sep, "cls_or_sep": begin + sep}[output]
         return target_score(A, [cols] * n)
     if detector == "entropy":
         A64 = A.astype(np.float64)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "attnscan/plugin_host.hpp"
 
@@ -11,12 +12,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Tokens "[CLS] a... [SEP] b... [SEP]" from words; a word "straw+##berries" becomes two pieces.
-sdk::Example make_example(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+enum class Family { Bert, Roberta };
+
+// Tokens from words, in the family's pair template: BERT "[CLS] a... [SEP] b... [SEP]" (type ids
+// 0/1), RoBERTa "<s> a... </s></s> b... </s>" (type ids all 0). A word "straw+##berries" becomes two
+// pieces.
+sdk::Example make_example(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                          Family family = Family::Bert) {
+  const bool bert = family == Family::Bert;
   sdk::Example e;
   e.id = "test";
-  auto add_special = [&](const char* t, uint8_t seg) { e.tokens.push_back({t, 0, seg, -1, true, t}); };
-  auto add_sentence = [&](const std::vector<std::string>& words, uint8_t seg) {
+  auto add_special = [&](const char* t, sdk::TokenRole role, uint8_t sentence) {
+    e.tokens.push_back({t, 0, role, sentence, static_cast<uint8_t>(bert ? sentence : 0), -1, t});
+  };
+  auto add_sentence = [&](const std::vector<std::string>& words, uint8_t sentence) {
     for (std::size_t w = 0; w < words.size(); ++w) {
       std::string rest = words[w];
       std::string whole;
@@ -25,17 +34,28 @@ sdk::Example make_example(const std::vector<std::string>& a, const std::vector<s
       std::size_t pos;
       do {
         pos = rest.find('+');
-        e.tokens.push_back({rest.substr(0, pos), 0, seg, static_cast<int32_t>(w), false, whole});
+        e.tokens.push_back({rest.substr(0, pos), 0, sdk::TokenRole::Content, sentence,
+                            static_cast<uint8_t>(bert ? sentence : 0), static_cast<int32_t>(w), whole});
         if (pos != std::string::npos) rest = rest.substr(pos + 1);
       } while (pos != std::string::npos);
     }
   };
-  add_special("[CLS]", 0);
+  const char* begin = bert ? "[CLS]" : "<s>";
+  const char* sep = bert ? "[SEP]" : "</s>";
+  add_special(begin, sdk::TokenRole::Begin, 0);
   add_sentence(a, 0);
-  add_special("[SEP]", 0);
+  add_special(sep, sdk::TokenRole::Separator, 0);
+  if (!bert) add_special(sep, sdk::TokenRole::Separator, 0);  // RoBERTa closes A with two
   add_sentence(b, 1);
-  add_special("[SEP]", 1);
+  add_special(sep, sdk::TokenRole::Separator, 1);
   return e;
+}
+
+// Index of the k-th token (0-based) whose text is `text`.
+std::size_t find_token(const sdk::Example& e, const std::string& text, int k = 0) {
+  for (std::size_t i = 0; i < e.size(); ++i)
+    if (e.tokens[i].text == text && k-- == 0) return i;
+  throw std::runtime_error("no token " + text);
 }
 
 struct Attention {
@@ -63,16 +83,20 @@ sdk::ExampleScores run(const std::string& plugin, const sdk::Example& e, std::ma
 }  // namespace
 
 TEST(Detectors, PerfectNextTokenMatrix) {
-  auto e = make_example({"i", "went"}, {"at", "the", "store"});
-  const std::size_t n = e.size();
-  auto a = single_head(e, [&](std::size_t i, std::size_t j) { return float(j == std::min(i + 1, n - 1)); });
-  auto next = run("next_token", e), prev = run("prev_token", e);
-  EXPECT_FLOAT_EQ(next.scores[0], 1.0f);
-  EXPECT_FLOAT_EQ(next.baseline[0], 1.0f / float(n));
-  EXPECT_FLOAT_EQ(prev.scores[0], 0.0f);
-  // Within sentences only: [CLS]->i, went->[SEP], [SEP]->at... are left out; the rest are still 1.
-  auto within = run("next_token", e, {{"within_sentence", "true"}});
-  EXPECT_FLOAT_EQ(within.scores[0], 1.0f);
+  for (Family family : {Family::Bert, Family::Roberta}) {
+    auto e = make_example({"i", "went"}, {"at", "the", "store"}, family);
+    const std::size_t n = e.size();
+    auto a = single_head(e, [&](std::size_t i, std::size_t j) { return float(j == std::min(i + 1, n - 1)); });
+    auto next = run("next_token", e), prev = run("prev_token", e);
+    EXPECT_FLOAT_EQ(next.scores[0], 1.0f);
+    EXPECT_FLOAT_EQ(next.baseline[0], 1.0f / float(n));
+    EXPECT_FLOAT_EQ(prev.scores[0], 0.0f);
+    // Within sentences only: [CLS]->i, went->[SEP], [SEP]->at... are left out; the rest are still 1.
+    auto within = run("next_token", e, {{"within_sentence", "true"}});
+    EXPECT_FLOAT_EQ(within.scores[0], 1.0f);
+    // i->went, at->the, the->store: 3 queries with one target each
+    EXPECT_FLOAT_EQ(within.baseline[0], 1.0f / float(n));
+  }
 }
 
 TEST(Detectors, UniformAttentionScoresItsBaseline) {
@@ -104,20 +128,24 @@ TEST(Detectors, SubwordSiblingsOfASplitWord) {
   EXPECT_TRUE(std::isnan(run("subword_siblings", none).scores[0]));
 }
 
+// Sentences come from Token::sentence, not the type id, which is all 0 in RoBERTa's template.
 TEST(Detectors, WordRepeatedAcrossSentences) {
-  auto e = make_example({"the", "store"}, {"a", "store"});
-  // tokens: [CLS] the store [SEP] a store [SEP]; store(2) <-> store(5)
-  auto a = single_head(e, [&](std::size_t i, std::size_t j) {
-    if (i == 2) return j == 5 ? 0.6f : j == 2 ? 0.4f : 0.0f;
-    if (i == 5) return j == 2 ? 0.2f : j == 5 ? 0.8f : 0.0f;
-    return j == 0 ? 1.0f : 0.0f;
-  });
-  auto cross = run("cross_sentence_match", e);
-  EXPECT_FLOAT_EQ(cross.scores[0], 0.4f);  // queries with a match: store(2) 0.6, store(5) 0.2
-  EXPECT_FLOAT_EQ(cross.baseline[0], 1.0f / 7.0f);
-  auto same = run("same_sentence_match", e);
-  // every non-special token matches itself: the, store, a, store -> (0 + 0.4 + 0 + 0.8) / 4
-  EXPECT_FLOAT_EQ(same.scores[0], 0.3f);
+  for (Family family : {Family::Bert, Family::Roberta}) {
+    auto e = make_example({"the", "store"}, {"a", "store"}, family);
+    // BERT: [CLS] the store [SEP] a store [SEP]; store(2) <-> store(5). RoBERTa: store(2) <-> store(6).
+    const std::size_t s1 = find_token(e, "store"), s2 = find_token(e, "store", 1);
+    auto a = single_head(e, [&](std::size_t i, std::size_t j) {
+      if (i == s1) return j == s2 ? 0.6f : j == s1 ? 0.4f : 0.0f;
+      if (i == s2) return j == s1 ? 0.2f : j == s2 ? 0.8f : 0.0f;
+      return j == 0 ? 1.0f : 0.0f;
+    });
+    auto cross = run("cross_sentence_match", e);
+    EXPECT_FLOAT_EQ(cross.scores[0], 0.4f);  // queries with a match: store(s1) 0.6, store(s2) 0.2
+    EXPECT_FLOAT_EQ(cross.baseline[0], 1.0f / float(e.size()));
+    auto same = run("same_sentence_match", e);
+    // every content token matches itself: the, store, a, store -> (0 + 0.4 + 0 + 0.8) / 4
+    EXPECT_FLOAT_EQ(same.scores[0], 0.3f);
+  }
   auto none = make_example({"red"}, {"blue"});
   auto b = single_head(none, [&](std::size_t, std::size_t) { return 0.2f; });
   EXPECT_TRUE(std::isnan(run("cross_sentence_match", none).scores[0]));
@@ -140,6 +168,46 @@ TEST(Detectors, DelimiterOutputs) {
   EXPECT_FLOAT_EQ(s.scores[2], 1.0f);
   EXPECT_FLOAT_EQ(s.baseline[0], 0.2f);
   EXPECT_FLOAT_EQ(s.baseline[1], 0.4f);
+}
+
+// Every query puts 0.5 on the leading special and 0.5 spread over the separators: delimiter finds
+// them by role, so BERT's [CLS]/[SEP] and RoBERTa's <s>/</s></s>/</s> score the same.
+TEST(Detectors, DelimiterScoresTheSameOnBertAndRobertaTemplates) {
+  std::vector<sdk::ExampleScores> scores;
+  for (Family family : {Family::Bert, Family::Roberta}) {
+    auto e = make_example({"a", "b"}, {"c"}, family);
+    float separators = 0;
+    for (const auto& t : e.tokens) separators += t.role == sdk::TokenRole::Separator;
+    auto a = single_head(e, [&](std::size_t, std::size_t j) {
+      const auto role = e.tokens[j].role;
+      return role == sdk::TokenRole::Begin ? 0.5f : role == sdk::TokenRole::Separator ? 0.5f / separators : 0.0f;
+    });
+    scores.push_back(run("delimiter", e));
+  }
+  const auto &bert = scores[0], &roberta = scores[1];
+  ASSERT_EQ(bert.scores.size(), 3u);
+  ASSERT_EQ(roberta.scores.size(), 3u);
+  const float expected[] = {0.5f, 0.5f, 1.0f};
+  for (std::size_t o = 0; o < 3; ++o) {
+    EXPECT_FLOAT_EQ(bert.scores[o], expected[o]) << o;
+    EXPECT_FLOAT_EQ(roberta.scores[o], expected[o]) << o;
+  }
+  // Baselines count the template's own tokens: n = 6 with 2 separators, n = 7 with 3.
+  EXPECT_FLOAT_EQ(bert.baseline[1], 2.0f / 6.0f);
+  EXPECT_FLOAT_EQ(roberta.baseline[0], 1.0f / 7.0f);
+  EXPECT_FLOAT_EQ(roberta.baseline[1], 3.0f / 7.0f);
+}
+
+// A "[SEP]" written in sentence A is neither a delimiter nor a word, whatever its text says.
+TEST(Detectors, SpecialWrittenInTheTextIsNeitherDelimiterNorWord) {
+  auto e = make_example({"a"}, {"b"});  // [CLS] a [SEP] b [SEP]
+  e.tokens.insert(e.tokens.begin() + 2, {"[SEP]", 0, sdk::TokenRole::SpecialInText, 0, 0, 1, "[SEP]"});
+  auto a = single_head(e, [](std::size_t, std::size_t j) { return j == 2 ? 1.0f : 0.0f; });  // all on it
+  auto s = run("delimiter", e);
+  EXPECT_FLOAT_EQ(s.scores[1], 0.0f);
+  EXPECT_FLOAT_EQ(s.baseline[1], 2.0f / 6.0f);
+  // Were it a word it would match itself with mass 1: (0 + 1 + 0) / 3; it is not, so (0 + 0) / 2.
+  EXPECT_FLOAT_EQ(run("same_sentence_match", e).scores[0], 0.0f);
 }
 
 TEST(PluginHost, ListsTheSevenDetectors) {
@@ -188,6 +256,18 @@ TEST(PluginErrors, WrongApiVersionAndMissingFile) {
         << e.what();
   }
   EXPECT_THROW(PluginHost().load_file(dir / "nope.so", {}), PluginError);
+}
+
+// A plugin built against the SDK before Token had roles (API version 2) is refused, not misread.
+TEST(PluginErrors, PluginOfThePreviousApiVersionIsRefused) {
+  try {
+    PluginHost().load_file(fs::path(ATTNSCAN_FAULT_PLUGIN_DIR) / "old_api.so", {});
+    FAIL();
+  } catch (const PluginError& e) {
+    const std::string expected = "plugin built for detector API version " + std::to_string(sdk::kApiVersion - 1) +
+                                 ", this attnscan provides version " + std::to_string(sdk::kApiVersion) + "; rebuild it";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
 }
 
 TEST(PluginErrors, ThrowingPluginNamesTheExample) {

@@ -28,8 +28,10 @@ std::unique_ptr<Owned> example(const std::string& id, const std::string& first) 
   auto o = std::make_unique<Owned>();
   sdk::Example& e = o->example;
   e.id = id;
-  e.tokens = {{"[CLS]", 101, 0, -1, true, "[CLS]"}, {first, 1, 0, 0, false, first}, {"x", 2, 0, 1, false, "x"},
-              {"[SEP]", 102, 0, -1, true, "[SEP]"}, {"y", 3, 1, 0, false, "y"},         {"[SEP]", 102, 1, -1, true, "[SEP]"}};
+  using sdk::TokenRole;
+  e.tokens = {{"[CLS]", 101, TokenRole::Begin, 0, 0, -1, "[CLS]"},     {first, 1, TokenRole::Content, 0, 0, 0, first},
+              {"x", 2, TokenRole::Content, 0, 0, 1, "x"},                {"[SEP]", 102, TokenRole::Separator, 0, 0, -1, "[SEP]"},
+              {"y", 3, TokenRole::Content, 1, 1, 0, "y"},                {"[SEP]", 102, TokenRole::Separator, 1, 1, -1, "[SEP]"}};
   e.layers = 2;
   e.heads = 3;
   const std::size_t n = e.size();

@@ -20,7 +20,7 @@ class Punctuation : public attnscan::sdk::Detector {
       std::vector<std::size_t> punct;  // the target set: every punctuation token
       for (std::size_t j = 0; j < e.size(); ++j) {
         const auto& t = e.tokens[j].text;
-        if (!e.tokens[j].special && t.size() == 1 && std::ispunct(static_cast<unsigned char>(t[0]))) punct.push_back(j);
+        if (e.tokens[j].is_content() && t.size() == 1 && std::ispunct(static_cast<unsigned char>(t[0]))) punct.push_back(j);
       }
       std::vector<std::vector<std::size_t>> targets(e.size());
       for (std::size_t i = 0; i < e.size(); ++i)

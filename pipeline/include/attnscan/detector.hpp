@@ -31,7 +31,8 @@
 namespace attnscan::sdk {
 
 // Bumped whenever anything in this header changes incompatibly; the host refuses other versions.
-inline constexpr int kApiVersion = 2;
+// 3: Token has a role, its sentence and the model's type_id instead of segment and special.
+inline constexpr int kApiVersion = 3;
 
 enum class ParamType { Bool, Int, Double, String };
 using ParamValue = std::variant<bool, int64_t, double, std::string>;
@@ -52,13 +53,27 @@ struct DetectorInfo {
   std::vector<ParamSpec> params;
 };
 
+// What a token is in the pair template, the same on every model family: BERT `[CLS] A [SEP] B [SEP]`
+// and RoBERTa/MPNet `<s> A </s></s> B </s>` both give Begin, A..., Separator(s), B..., Separator.
+enum class TokenRole : uint8_t {
+  Content,        // a WordPiece of sentence A or B
+  Begin,          // the template's leading special, before A: [CLS] (BERT), <s> (RoBERTa, MPNet)
+  Separator,      // a template special after A or after B: [SEP], </s>
+  SpecialInText,  // a special token written in a sentence's text, e.g. a literal "[SEP]": it belongs to
+                  // its sentence and has a word_index, but is neither a word nor a template delimiter
+  Padding,        // padding; the host passes examples without their padding, so score() never sees it
+};
+
 struct Token {
   std::string text;        // WordPiece, e.g. "##berries"
   int32_t id = 0;
-  uint8_t segment = 0;     // 0: [CLS] A [SEP], 1: B [SEP]
-  int32_t word_index = -1; // word within its sentence; -1 for [CLS]/[SEP]
-  bool special = false;
+  TokenRole role = TokenRole::Content;
+  uint8_t sentence = 0;    // 0: A, 1: B. Begin and the separators closing A belong to A; those after B to B
+  uint8_t type_id = 0;     // the model's token type id (BERT: equals sentence; RoBERTa, MPNet: always 0)
+  int32_t word_index = -1; // word within its sentence; -1 for Begin, Separator and Padding
   std::string word;        // the whole word's text (as the model sees it, e.g. lowercased)
+
+  bool is_content() const { return role == TokenRole::Content; }  // a piece of a word of A or B
 };
 
 struct Example {

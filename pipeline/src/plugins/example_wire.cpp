@@ -42,9 +42,10 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch) {
     for (const auto& t : e.tokens) {
       w.put_text(t.text);
       w.put(t.id);
-      w.put(t.segment);
+      w.put(t.role);
+      w.put(t.sentence);
+      w.put(t.type_id);
       w.put(t.word_index);
-      w.put(static_cast<uint8_t>(t.special));
       w.put_text(t.word);
     }
     const std::size_t n = e.size();
@@ -106,9 +107,10 @@ std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::si
     for (auto& t : e.tokens) {
       t.text = r.get_text();
       t.id = r.get<int32_t>();
-      t.segment = r.get<uint8_t>();
+      t.role = r.get<sdk::TokenRole>();
+      t.sentence = r.get<uint8_t>();
+      t.type_id = r.get<uint8_t>();
       t.word_index = r.get<int32_t>();
-      t.special = r.get<uint8_t>() != 0;
       t.word = r.get_text();
     }
     const std::size_t n = e.size();

@@ -55,6 +55,25 @@ std::string token_word(const Encoding& enc, std::size_t t) {
   return w >= 0 && static_cast<std::size_t>(w) < words.size() ? words[static_cast<std::size_t>(w)] : enc.tokens[t];
 }
 
+sdk::TokenRole token_role(const Encoding& enc, std::size_t t, const PairTemplate& pair_template) {
+  if (!enc.special[t]) return sdk::TokenRole::Content;
+  if (enc.word_index[t] >= 0) return sdk::TokenRole::SpecialInText;  // written in A or B: part of a sentence
+  // Truncation never removes template tokens, so the prefix is always the first tokens.
+  return t < pair_template.prefix.size() ? sdk::TokenRole::Begin : sdk::TokenRole::Separator;
+}
+
+sdk::Token detector_token(const Encoding& enc, std::size_t t, const PairTemplate& pair_template) {
+  sdk::Token token;
+  token.text = enc.tokens[t];
+  token.id = enc.ids[t];
+  token.role = token_role(enc, t, pair_template);
+  token.sentence = enc.segment[t];
+  token.type_id = enc.type_ids[t];
+  token.word_index = enc.word_index[t];
+  token.word = token_word(enc, t);
+  return token;
+}
+
 void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc, int64_t attention_offset) {
   auto& e = c.examples;
   e.index.push_back(index);

@@ -2,6 +2,7 @@
 // Turns one processed example (record, encoding, its attention in an encoder output) into layout
 // columns, converting attention to the storage dtype and the stored layer/head subsets.
 #include "attnscan/dataset.hpp"
+#include "attnscan/detector.hpp"
 #include "attnscan/encoder.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "store/layout_file.hpp"
@@ -18,6 +19,14 @@ void write_attention(uint8_t* dst, const EncoderOutput& output, int64_t batch_ro
 
 // The whole word token t belongs to (its own text for added [CLS]/[SEP]).
 std::string token_word(const Encoding& encoding, std::size_t t);
+
+// What token t of a pair encoding made with `pair_template` is: its template specials are those with
+// word_index -1; the ones before A (the template's prefix) are Begin, the rest Separator. The one
+// place detectors' roles come from.
+sdk::TokenRole token_role(const Encoding& encoding, std::size_t t, const PairTemplate& pair_template);
+
+// Token t as a detector sees it: role, sentence (the encoding's segment) and the model's type id.
+sdk::Token detector_token(const Encoding& encoding, std::size_t t, const PairTemplate& pair_template);
 
 void append_reject(LayoutChunk& chunk, uint64_t index, const RejectedRow& row);
 

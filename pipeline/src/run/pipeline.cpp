@@ -136,8 +136,8 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 
 // Runs every detector on one forward's examples; writes their scores at each example's place.
 void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& members,
-                 const std::vector<Encoding>& encodings, const std::vector<const Row*>& rows, const EncoderOutput& out,
-                 LayoutChunk& chunk) {
+                 const std::vector<Encoding>& encodings, const PairTemplate& pair_template,
+                 const std::vector<const Row*>& rows, const EncoderOutput& out, LayoutChunk& chunk) {
   const int64_t L = out.layers, H = out.heads;
   const std::size_t lh = static_cast<std::size_t>(L * H);
   std::vector<sdk::Example> examples(members.size());
@@ -149,8 +149,7 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.id = rows[members[k]]->record->id;
     ex.layers = L;
     ex.heads = H;
-    for (std::size_t t = 0; t < n; ++t)
-      ex.tokens.push_back({enc.tokens[t], enc.ids[t], enc.segment[t], enc.word_index[t], enc.special[t] != 0, token_word(enc, t)});
+    for (std::size_t t = 0; t < n; ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
     attention[k].resize(lh * n * n);  // [L][H][n][n] without the batch's padding
     float* dst = attention[k].data();
     for (int64_t l = 0; l < L; ++l)
@@ -252,7 +251,7 @@ PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokeni
       for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
       if (s.detectors && !s.detectors->detectors().empty())
-        score_batch(*s.detectors, members, encodings, record_rows, out, work->chunk);
+        score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, work->chunk);
       progress.batches += 1;
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
