@@ -404,6 +404,40 @@ def test_shards_and_merge():
         assert not os.path.exists(out("bad_merge.h5"))
 
 
+def family_model(name):
+    """A random model of another family that make_family_fixtures.py wrote, or Skip."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    d = os.path.join(fixtures, "families", name, "model")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        raise Skip(f"{d} missing: made by tests/reference/make_family_fixtures.py during the README test command")
+    return d
+
+
+def test_every_family_runs_shards_merges_and_reports():
+    """Each family end to end on STS-B dev rows: a run equals the merge of its shards, the delimiter
+    finds the begin and separator tokens of every template (finite scores), heads and report read it."""
+    need_datasets()
+    for family in ("distilbert", "electra-discriminator", "mpnet", "roberta", "xlm-roberta", "albert"):
+        args = [*STSB_DEV, "--model", family_model(family), "--set", "dataset.max_rows=120", "--set",
+                "pipeline.block_rows=40", "--set", "detectors=next_token,delimiter,subword_siblings"]
+        single = out(f"{family}.h5")
+        run("run", *args, "-o", single)
+        shards = [out(f"{family}_shard{i}.h5") for i in range(2)]
+        for i, shard in enumerate(shards):
+            run("run", *args, "--shard", f"{i}/2", "-o", shard)
+        run("merge", out(f"{family}_merged.h5"), *shards)
+        assert_same_file(single, out(f"{family}_merged.h5"))
+        with h5py.File(single, "r") as f:
+            assert len(f["examples/index"]) == 120, family
+            for key in ("delimiter/cls", "delimiter/sep"):
+                values = f[f"scores/{key}/values"][...]
+                assert np.isfinite(values).all(), (family, key)
+        heads = json.loads(run("heads", single, "--top", "1", "--format", "json").stdout)
+        assert {h["detector"] for h in heads["heads"]} == {"next_token", "delimiter", "subword_siblings"}, family
+        run("report", single, "-o", out(f"{family}.html"))
+        assert os.path.getsize(out(f"{family}.html")) > 10000, family
+
+
 def test_bad_rows_error_and_skip():
     model_dir()
     bad = out("bad.tsv")
