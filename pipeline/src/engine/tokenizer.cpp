@@ -266,11 +266,11 @@ Tokenizer Tokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_
   t.source_ = p->description;
   t.kind_ = p->model;
   t.vocab_ = p->vocab;
-  if (!p->added_outside_vocab.empty()) {  // the ids of added tokens the model vocab lacks
+  if (p->model != SubwordKind::WordPiece && !p->added_outside_vocab.empty()) {  // added ids the model vocab lacks
     std::vector<std::pair<std::string, int32_t>> entries;
     for (int32_t id = 0; id < static_cast<int32_t>(p->vocab.size()); ++id) entries.emplace_back(p->vocab.token(id), id);
     for (const auto& [id, content] : p->added_outside_vocab) entries.emplace_back(content, id);
-    if (p->model != SubwordKind::WordPiece) t.vocab_ = Vocab(entries);
+    t.vocab_ = Vocab(entries);
   }
   t.config_ = std::move(config);
   if (p->model == SubwordKind::WordPiece) t.model_ = std::make_shared<detail::WordPieceModel>(std::move(p));
