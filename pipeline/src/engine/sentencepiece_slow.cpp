@@ -25,6 +25,24 @@ bool python_isdigit(char32_t c) {
 
 std::u32string python_lower(const std::u32string& text) { return unicode::python_lower(text); }
 
+class SentencePieceSlowModel final : public SentencePieceSlow {
+ public:
+  SentencePieceSlowModel(const std::filesystem::path& model_file, Options options);
+  ~SentencePieceSlowModel() override;
+  Vocab vocab() const override;
+  void set_added(std::vector<SlowAddedToken> added) override { added_ = std::move(added); }
+  SentenceTokens tokenize(std::string_view text) const override;
+
+ private:
+  std::vector<std::string> pieces(const std::string& text) const;  // _tokenize
+  int32_t piece_id(const std::string& piece) const;
+
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  Options options_;
+  std::vector<SlowAddedToken> added_;
+  std::vector<std::string> id_to_token_;
+};
+
 }  // namespace
 
 SentencePieceSlowModel::SentencePieceSlowModel(const std::filesystem::path& model_file, Options options)
@@ -57,10 +75,6 @@ Vocab SentencePieceSlowModel::vocab() const {
     for (int i = 0; i < n; ++i) entries.emplace_back(sp_->IdToPiece(i), i);
   }
   return Vocab(entries);
-}
-
-int32_t SentencePieceSlowModel::unk_id() const {
-  return options_.flavour == Flavour::XlmRoberta ? 3 : sp_->unk_id();
 }
 
 int32_t SentencePieceSlowModel::piece_id(const std::string& piece) const {
@@ -189,5 +203,12 @@ SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) cons
   }
   return out;
 }
+
+namespace {
+std::shared_ptr<SentencePieceSlow> make(const std::filesystem::path& model_file, SentencePieceSlow::Options options) {
+  return std::make_shared<SentencePieceSlowModel>(model_file, std::move(options));
+}
+const bool registered = (sentencepiece_factory() = &make, true);
+}  // namespace
 
 }  // namespace attnscan::detail

@@ -125,7 +125,13 @@ class FastSubwordModel : public SubwordModel {
 // SentencePiece models through libsentencepiece (sentencepiece_slow.cpp), as the slow
 // XLMRobertaTokenizer (fairseq's ids: <s> 0, <pad> 1, </s> 2, <unk> 3, SentencePiece's ids + 1,
 // <mask> last) and AlbertTokenizer (its own preprocessing, the "9," split) use them.
-class SentencePieceSlowModel : public SubwordModel {
+//
+// Debian's libsentencepiece carries its own protobuf-lite and exports its symbols, which clash with
+// the libprotobuf LibTorch loads: a process linking both crashes during static initialisation. So the
+// implementation is the separate object library attnscan_sentencepiece, which registers its factory
+// when linked (the tokenizer tests and bench, no LibTorch); without it the factory is null and the
+// slow SentencePiece files are refused (Auto falls back to tokenizer.json).
+class SentencePieceSlow : public SubwordModel {
  public:
   enum class Flavour { XlmRoberta, Albert };
   struct Options {
@@ -133,23 +139,14 @@ class SentencePieceSlowModel : public SubwordModel {
     bool do_lower_case = false, remove_space = true, keep_accents = false;  // ALBERT
     std::vector<std::string> lowercase_skip;  // ALBERT: special tokens kept as written when lowercasing
   };
-  // Loads `model_file`; ModelError naming it when it does not load.
-  SentencePieceSlowModel(const std::filesystem::path& model_file, Options options);
-  ~SentencePieceSlowModel() override;
   // The ids as HF's slow tokenizer numbers them (id -> piece); the added tokens override.
-  Vocab vocab() const;
-  void set_added(std::vector<SlowAddedToken> added) { added_ = std::move(added); }
-  int32_t unk_id() const;
-  SentenceTokens tokenize(std::string_view text) const override;
-
- private:
-  std::vector<std::string> pieces(const std::string& text) const;  // _tokenize
-  int32_t piece_id(const std::string& piece) const;
-
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
-  Options options_;
-  std::vector<SlowAddedToken> added_;
-  std::vector<std::string> id_to_token_;
+  virtual Vocab vocab() const = 0;
+  virtual void set_added(std::vector<SlowAddedToken> added) = 0;
 };
+
+// Loads `model_file` (ModelError naming it when it does not load).
+using SentencePieceFactory = std::shared_ptr<SentencePieceSlow> (*)(const std::filesystem::path& model_file,
+                                                                    SentencePieceSlow::Options options);
+SentencePieceFactory& sentencepiece_factory();  // null unless attnscan_sentencepiece is linked
 
 }  // namespace attnscan::detail
