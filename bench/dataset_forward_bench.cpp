@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   }
   auto dir = default_model_dir();
   auto model = load_model(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto tok = Tokenizer::from_model_dir(dir, model.config);
   std::vector<std::vector<Encoding>> blocks(1);
   auto reader = open_dataset(spec);
   std::size_t pairs = 0;

@@ -30,7 +30,7 @@ log() {
 }
 
 # --- Debian packages ---------------------------------------------------------------------------
-packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
+packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev libsentencepiece-dev
           libboost-program-options-dev libboost-filesystem-dev libgtest-dev libhdf5-dev hdf5-filter-plugin libtbb-dev libssl-dev libstemmer-dev libdnnl-dev libcpuinfo-dev
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
@@ -122,6 +122,14 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     log "generating reference token ids of the real models' tokenizers (fast and slow)"
     mkdir -p "$fixtures"
     "$tools_venv/bin/python" "$tok_script" --models "$cache/models" --datasets "$datasets" --out "$fixtures/tokenizers.jsonl"
+  fi
+  sub_script=tests/reference/make_subword_fixtures.py
+  if [ ! -f "$fixtures/subword_tokenizers.jsonl" ] || [ "$sub_script" -nt "$fixtures/subword_tokenizers.jsonl" ] ||
+     [ "$tok_script" -nt "$fixtures/subword_tokenizers.jsonl" ] ||
+     [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$fixtures/subword_tokenizers.jsonl" ]; then
+    log "generating reference token ids of the trained BPE and Unigram tokenizers (slow and fast)"
+    "$tools_venv/bin/python" "$sub_script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
+      --out "$fixtures/subword_tokenizers.jsonl"
   fi
   if [ ! -f "$fixtures/attention/pairs.json" ] || [ "$script" -nt "$fixtures/attention/pairs.json" ]; then
     log "generating reference attention"

@@ -58,9 +58,9 @@ std::filesystem::path write_dir(const std::string& name, const json* tokenizer_j
   return dir;
 }
 
-WordPieceTokenizer from_json(const std::string& name, const json& j) {
+Tokenizer from_json(const std::string& name, const json& j) {
   auto dir = write_dir(name, &j);
-  return WordPieceTokenizer::from_model_dir(dir, small_config());
+  return Tokenizer::from_model_dir(dir, small_config());
 }
 
 // The ModelError message of loading `j`, or "" when it loads.
@@ -89,7 +89,7 @@ TEST(TokenizerJson, ReadsBertTokenizerJsonAndSaysSo) {
   auto f = tok.encode_pair("a b c", "d e f", 6);
   EXPECT_EQ(f.removed_a, 2u);
   EXPECT_EQ(f.removed_b, 1u);
-  auto slow = WordPieceTokenizer(Vocab(test::test_vocab()), TokenizerConfig{}).encode_pair("a b c", "d e f", 6);
+  auto slow = Tokenizer(Vocab(test::test_vocab()), TokenizerConfig{}).encode_pair("a b c", "d e f", 6);
   EXPECT_EQ(slow.removed_a, 1u);
   EXPECT_EQ(slow.removed_b, 2u);
 }
@@ -159,20 +159,43 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
     std::function<void(json&)> edit;
   };
   std::vector<Case> cases = {
-      {"bpe", "model type 'BPE' is not supported yet (supported: WordPiece)",
+      {"wordlevel", "model type 'WordLevel' is not supported yet (supported: WordPiece, BPE, Unigram)",
+       [](json& j) { j["model"]["type"] = "WordLevel"; }},
+      {"bpe_without_byte_level", "model BPE without a ByteLevel pre-tokenizer is not supported yet",
        [](json& j) { j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}; }},
-      {"unigram", "model type 'Unigram' is not supported yet", [](json& j) { j["model"]["type"] = "Unigram"; }},
+      {"bpe_byte_fallback", "model BPE: byte_fallback is not supported yet",
+       [](json& j) {
+         j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}, {"byte_fallback", true}};
+       }},
+      {"bpe_dropout", "model BPE: dropout 0.1 is not supported",
+       [](json& j) { j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}, {"dropout", 0.1}}; }},
+      {"bpe_bad_merge", "merge 'a b c' is not two tokens separated by one space",
+       [](json& j) {
+         j["pre_tokenizer"] = {{"type", "ByteLevel"}};
+         j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", {"a b c"}}};
+       }},
+      {"unigram_byte_fallback", "model Unigram: byte_fallback is not supported yet",
+       [](json& j) {
+         j["model"] = {{"type", "Unigram"}, {"unk_id", 0}, {"vocab", {{"a", 0.0}}}, {"byte_fallback", true}};
+       }},
       {"untyped", "model has no \"type\" field", [](json& j) { j["model"].erase("type"); }},
-      {"metaspace", "pre_tokenizer type 'Metaspace' is not supported yet",
-       [](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}}; }},
-      {"bytelevel", "pre_tokenizer type 'ByteLevel' is not supported yet",
+      {"metaspace_scheme", "pre_tokenizer Metaspace: prepend_scheme 'sometimes' is not one of always, first, never",
+       [](json& j) { j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "_"}, {"prepend_scheme", "sometimes"}}; }},
+      {"bytelevel_wordpiece", "pre_tokenizer ByteLevel with model WordPiece is not supported",
        [](json& j) { j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "ByteLevel"}}}}}; }},
       {"whitespace", "pre_tokenizer type 'Whitespace' is not supported yet",
        [](json& j) { j["pre_tokenizer"] = {{"type", "Whitespace"}}; }},
-      {"replace", "normalizer type 'Replace' is not supported yet",
-       [](json& j) { j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "Replace"}}}}}; }},
-      {"precompiled", "normalizer type 'Precompiled' is not supported yet",
-       [](json& j) { j["normalizer"] = {{"type", "Precompiled"}}; }},
+      {"replace_regex", "normalizer Replace: regex pattern '\\s+' is not supported yet",
+       [](json& j) {
+         j["normalizer"] = {{"type", "Sequence"},
+                            {"normalizers", {{{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}}}}};
+       }},
+      {"prepend", "normalizer type 'Prepend' is not supported yet",
+       [](json& j) { j["normalizer"] = {{"type", "Prepend"}, {"prepend", "_"}}; }},
+      {"precompiled", "normalizer Precompiled: precompiled_charsmap is not base64",
+       [](json& j) { j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "!!!!"}}; }},
+      {"precompiled_short", "normalizer Precompiled: precompiled_charsmap: trie size 0 does not fit",
+       [](json& j) { j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAAAAAA"}}; }},
       {"post_bytelevel", "post_processor type 'ByteLevel' is not supported yet",
        [](json& j) { j["post_processor"] = {{"type", "ByteLevel"}}; }},
       {"post_null", "post_processor is null", [](json& j) { j["post_processor"] = nullptr; }},
@@ -196,25 +219,25 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
 TEST(TokenizerJson, ModelDirectoryChoosesItsFileAndNamesBothWhenNone) {
   auto empty = write_dir("tj_none", nullptr);
   try {
-    WordPieceTokenizer::from_model_dir(empty, small_config());
+    Tokenizer::from_model_dir(empty, small_config());
     FAIL() << "no error";
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("vocab.txt"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("tokenizer.json"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(WordPieceTokenizer::from_model_dir(empty, small_config(), TokenizerFile::TokenizerJson), ModelError);
+  EXPECT_THROW(Tokenizer::from_model_dir(empty, small_config(), TokenizerFile::TokenizerJson), ModelError);
   auto j = bert_tokenizer_json();
   auto both = write_dir("tj_both", &j);
   {
     std::ofstream v(both / "vocab.txt");
     for (const auto& t : test::test_vocab()) v << t << "\n";
   }
-  EXPECT_EQ(WordPieceTokenizer::from_model_dir(both, small_config()).source(), "vocab.txt (WordPiece, BERT template)");
-  EXPECT_EQ(WordPieceTokenizer::from_model_dir(both, small_config(), TokenizerFile::TokenizerJson).source(),
+  EXPECT_EQ(Tokenizer::from_model_dir(both, small_config()).source(), "vocab.txt (WordPiece, BERT template)");
+  EXPECT_EQ(Tokenizer::from_model_dir(both, small_config(), TokenizerFile::TokenizerJson).source(),
             "tokenizer.json (WordPiece, BertProcessing)");
   auto small = small_config();
   small.vocab_size = 10;
-  EXPECT_THROW(WordPieceTokenizer::from_model_dir(both, small, TokenizerFile::TokenizerJson), ModelError);
+  EXPECT_THROW(Tokenizer::from_model_dir(both, small, TokenizerFile::TokenizerJson), ModelError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +308,7 @@ struct Compared {
 
 // Ids, tokens, word_index (fast: HF word_ids), type_ids and sentence membership (HF sequence_ids; null
 // for the template's specials) of every reference row.
-Compared compare_with_hf(const WordPieceTokenizer& tok, const std::vector<json>& rows, const std::string& label) {
+Compared compare_with_hf(const Tokenizer& tok, const std::vector<json>& rows, const std::string& label) {
   Compared n;
   auto fail = [&](const json& row, const std::string& what) {
     if (++n.failures <= 10) ADD_FAILURE() << label << ": " << what << " differ(s) from HF for " << row.dump();
@@ -334,7 +357,7 @@ TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
   if (it == ref.rows.end())
     GTEST_SKIP() << "no " << p.kind << " reference rows for " << p.model << " in the fixture (regenerate it)";
   const auto config = tokenizer_model_config(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, config, p.kind == "fast" ? TokenizerFile::TokenizerJson
+  auto tok = Tokenizer::from_model_dir(dir, config, p.kind == "fast" ? TokenizerFile::TokenizerJson
                                                                             : TokenizerFile::VocabTxt);
   std::cout << p.model << ": " << tok.source() << "\n";
   EXPECT_EQ(tok.source().rfind(p.kind == "fast" ? "tokenizer.json" : "vocab.txt", 0), 0u) << tok.source();
@@ -358,7 +381,7 @@ TEST(TokenizerHfParityVariants, NormalizerAndPreTokenizerVariantsMatchHuggingFac
     const std::string name = key.substr(8, key.find('/') - 8);
     auto file = test::fixture_dir() / "tokenizer_variants" / name / "tokenizer.json";
     ASSERT_TRUE(std::filesystem::exists(file)) << file << " missing beside the fixture's rows";
-    auto tok = WordPieceTokenizer::from_tokenizer_json(file, config, TokenizerConfig{});
+    auto tok = Tokenizer::from_tokenizer_json(file, config, TokenizerConfig{});
     auto n = compare_with_hf(tok, rows, name);
     EXPECT_EQ(n.failures, 0) << name;
     EXPECT_GE(n.sentences, 100u) << name;
@@ -386,8 +409,8 @@ TEST(TokenizerHfParityMiniLM, VocabTxtAndTokenizerJsonEncodeIdentically) {
   if (!std::filesystem::exists(dir / "vocab.txt") || !std::filesystem::exists(dir / "tokenizer.json"))
     GTEST_SKIP() << "model directory " << dir << " with vocab.txt and tokenizer.json missing";
   const auto config = load_bert_config(dir / "config.json");
-  auto slow = WordPieceTokenizer::from_model_dir(dir, config, TokenizerFile::VocabTxt);
-  auto fast = WordPieceTokenizer::from_model_dir(dir, config, TokenizerFile::TokenizerJson);
+  auto slow = Tokenizer::from_model_dir(dir, config, TokenizerFile::VocabTxt);
+  auto fast = Tokenizer::from_model_dir(dir, config, TokenizerFile::TokenizerJson);
   std::size_t compared = 0;
   int failures = 0;
   for (const auto& row : ref.rows.at("all-MiniLM-L6-v2/fast")) {

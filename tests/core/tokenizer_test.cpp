@@ -13,7 +13,7 @@ using namespace attnscan;
 
 namespace {
 
-WordPieceTokenizer small_tokenizer() { return WordPieceTokenizer(Vocab(test::test_vocab()), TokenizerConfig{}); }
+Tokenizer small_tokenizer() { return Tokenizer(Vocab(test::test_vocab()), TokenizerConfig{}); }
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -59,7 +59,7 @@ TEST(Tokenizer, BertTemplateTypeIdsFollowTheSentences) {
 }
 
 namespace {
-WordPieceTokenizer roberta_style_tokenizer() {
+Tokenizer roberta_style_tokenizer() {
   auto tokens = test::test_vocab();
   for (const char* t : {"<s>", "</s>", "<pad>", "<mask>"}) tokens.push_back(t);
   TokenizerConfig cfg;
@@ -67,7 +67,7 @@ WordPieceTokenizer roberta_style_tokenizer() {
   cfg.sep_token = "</s>";
   cfg.pad_token = "<pad>";
   cfg.mask_token = "<mask>";
-  return WordPieceTokenizer(Vocab(tokens), cfg, "mpnet");
+  return Tokenizer(Vocab(tokens), cfg, "mpnet");
 }
 }  // namespace
 
@@ -149,7 +149,7 @@ TEST(Tokenizer, InvalidUtf8IsAnError) {
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-void expect_ids(const WordPieceTokenizer& tok, const nlohmann::json& row, const std::string& label, int& failures) {
+void expect_ids(const Tokenizer& tok, const nlohmann::json& row, const std::string& label, int& failures) {
   std::vector<int32_t> want = row["ids"].get<std::vector<int32_t>>();
   std::vector<int32_t> got;
   std::vector<uint8_t> types;
@@ -178,7 +178,7 @@ TEST(TokenizerParity, HardCasesMatchHuggingFace) {
     TokenizerConfig cfg;
     cfg.do_lower_case = row["do_lower_case"].get<bool>();
     if (!row["strip_accents"].is_null()) cfg.strip_accents = row["strip_accents"].get<bool>();
-    WordPieceTokenizer tok(vocab, cfg);
+    Tokenizer tok(vocab, cfg);
     expect_ids(tok, row, row["setting"].get<std::string>(), failures);
   }
   EXPECT_EQ(failures, 0);
@@ -191,7 +191,7 @@ TEST(TokenizerParity, SharedDatasetsMatchHuggingFace) {
                  << "by tests/reference/make_fixtures.py during the README test command";
   auto model = test::real_model_dir();
   auto loaded = load_bert_config(model / "config.json");
-  auto tok = WordPieceTokenizer::from_model_dir(model, loaded);
+  auto tok = Tokenizer::from_model_dir(model, loaded);
   auto rows = test::read_jsonl(fixture);
   std::size_t sentences = 0, pairs = 0;
   int failures = 0;

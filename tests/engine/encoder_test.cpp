@@ -29,7 +29,7 @@ double max_diff(const EncoderOutput& x, int64_t bx, const EncoderOutput& y, int6
 void check_shape(const test::ModelShape& shape, const test::BuildOptions& build) {
   auto dir = test::build_model(test::scratch_dir("enc_" + shape.name), shape, build);
   auto model = load_model(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto tok = Tokenizer::from_model_dir(dir, model.config);
   BertEncoder enc(model, EncoderOptions{});
   Encoding long_pair = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   Encoding short_pair = tok.encode_pair("strawberries", "i sat");
@@ -96,7 +96,7 @@ TEST(Encoder, Bf16StaysCloseToFp32) {
   SKIP_WITHOUT_BF16();
   auto dir = test::build_model(test::scratch_dir("enc_bf16"), test::tiny_shape());
   auto model = load_model(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto tok = Tokenizer::from_model_dir(dir, model.config);
   auto e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e}, tok.pad_id());
   EncoderOptions bf16;
@@ -149,7 +149,7 @@ TEST(Encoder, PlatformIsDescribed) {
 TEST(Encoder, ThreadCountChangesAttentionOnlyWithinTolerance) {
   auto dir = test::build_model(test::scratch_dir("enc_threads"), test::minilm_shape());
   auto model = load_model(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto tok = Tokenizer::from_model_dir(dir, model.config);
   auto a = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto b = tok.encode_pair("strawberries", "i sat");
   auto batch = TokenBatch::from_encodings({&a, &b}, tok.pad_id());

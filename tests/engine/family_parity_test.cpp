@@ -96,9 +96,9 @@ class FamilyParity : public ::testing::TestWithParam<Family> {
 // HF's slow tokenizer, tokenizer.json as HF's fast one (they differ in places, e.g. ALBERT's).
 TEST_P(FamilyParity, TokenIdsMatchHuggingFace) {
   const Family& f = GetParam();
-  const auto tok = WordPieceTokenizer::from_model_dir(model_dir_, model_.config);
+  const auto tok = Tokenizer::from_model_dir(model_dir_, model_.config);
   const bool has_fast = ref_->find("fast_ids.0") != nullptr && fs::exists(model_dir_ / "tokenizer.json");
-  const auto fast = has_fast ? std::optional(WordPieceTokenizer::from_model_dir(model_dir_, model_.config,
+  const auto fast = has_fast ? std::optional(Tokenizer::from_model_dir(model_dir_, model_.config,
                                                                                  TokenizerFile::TokenizerJson))
                              : std::nullopt;
   const auto max_length = meta_["max_length"].get<std::size_t>();

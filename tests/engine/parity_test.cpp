@@ -49,7 +49,7 @@ class Parity : public ::testing::Test {
     for (const auto& p : j["pairs"]) ref.pairs.emplace_back(p["a"].get<std::string>(), p["b"].get<std::string>());
     ref.tensors = std::make_unique<SafetensorsFile>(dir / "attention.safetensors");
     model = std::make_unique<LoadedModel>(load_model(test::real_model_dir()));
-    tok = std::make_unique<WordPieceTokenizer>(WordPieceTokenizer::from_model_dir(test::real_model_dir(), model->config));
+    tok = std::make_unique<Tokenizer>(Tokenizer::from_model_dir(test::real_model_dir(), model->config));
     for (const auto& [a, b] : ref.pairs) encodings.push_back(tok->encode_pair(a, b, ref.max_length));
   }
 
@@ -57,7 +57,7 @@ class Parity : public ::testing::Test {
 
   Reference ref;
   std::unique_ptr<LoadedModel> model;
-  std::unique_ptr<WordPieceTokenizer> tok;
+  std::unique_ptr<Tokenizer> tok;
   std::vector<Encoding> encodings;
 };
 

@@ -11,12 +11,12 @@ using namespace attnscan;
 
 namespace {
 
-const WordPieceTokenizer& tokenizer() {
-  static const WordPieceTokenizer t = [] {
+const Tokenizer& tokenizer() {
+  static const Tokenizer t = [] {
     std::vector<std::string> tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "straw", "##berries",
                                        "##s", "go", "##ing", "é", "中", ".", ",", "!", "'"};
     for (char c = 'a'; c <= 'z'; ++c) tokens.push_back(std::string(1, c)), tokens.push_back("##" + std::string(1, c));
-    return WordPieceTokenizer(Vocab(tokens), TokenizerConfig{});
+    return Tokenizer(Vocab(tokens), TokenizerConfig{});
   }();
   return t;
 }

@@ -11,9 +11,9 @@ using sdk::TokenRole;
 
 namespace {
 
-WordPieceTokenizer bert_tokenizer() { return WordPieceTokenizer(Vocab(test::test_vocab()), TokenizerConfig{}); }
+Tokenizer bert_tokenizer() { return Tokenizer(Vocab(test::test_vocab()), TokenizerConfig{}); }
 
-WordPieceTokenizer roberta_tokenizer() {
+Tokenizer roberta_tokenizer() {
   auto tokens = test::test_vocab();
   for (const char* t : {"<s>", "</s>", "<pad>", "<mask>"}) tokens.push_back(t);
   TokenizerConfig cfg;
@@ -21,7 +21,7 @@ WordPieceTokenizer roberta_tokenizer() {
   cfg.sep_token = "</s>";
   cfg.pad_token = "<pad>";
   cfg.mask_token = "<mask>";
-  return WordPieceTokenizer(Vocab(tokens), cfg, "mpnet");
+  return Tokenizer(Vocab(tokens), cfg, "mpnet");
 }
 
 struct Columns {
@@ -29,7 +29,7 @@ struct Columns {
   std::vector<uint8_t> sentence, type_id;
 };
 
-Columns detector_columns(const WordPieceTokenizer& tok, const Encoding& enc) {
+Columns detector_columns(const Tokenizer& tok, const Encoding& enc) {
   Columns c;
   for (std::size_t t = 0; t < enc.size(); ++t) {
     const sdk::Token token = detector_token(enc, t, tok.pair_template());

@@ -1,13 +1,30 @@
 #pragma once
-// WordPiece tokenizer that reproduces Hugging Face token for token, from either file a model
-// directory carries:
-//  - vocab.txt (+ tokenizer_config.json): the Python "slow" `BertTokenizer` / `MPNetTokenizer`:
+// The tokenizer of a model directory, reproducing Hugging Face token for token. One subword model
+// kind per seam (engine/subword_model.hpp), the pair template, truncation and the Encoding shared:
+//  - WordPiece (BERT, MPNet, ...):
+//    vocab.txt (+ tokenizer_config.json): the Python "slow" `BertTokenizer` / `MPNetTokenizer`:
 //    special-token splitting, Python-style lowercasing, text cleaning, CJK splitting, NFC, accent
 //    stripping, punctuation splitting, greedy longest-match WordPiece, `longest_first` truncation;
-//  - tokenizer.json: the Rust "fast" tokenizer (normalizers, pre-tokenizers, added tokens, WordPiece,
-//    post-processor), which differs from the slow one in a few places (no NFC, per-character
-//    lowercasing, its own longest_first split); features it does not implement are refused.
+//  - byte-level BPE (RoBERTa): vocab.json + merges.txt (+ tokenizer_config.json /
+//    special_tokens_map.json): the slow `RobertaTokenizer` (added tokens split out of the text with
+//    their lstrip/rstrip, add_prefix_space, the GPT-2 split pattern, byte-to-unicode map, BPE merges);
+//  - Unigram (SentencePiece: XLM-R, ALBERT): the `*.model` file through libsentencepiece, as the slow
+//    `XLMRobertaTokenizer` (fairseq's id offset) and `AlbertTokenizer` (remove_space, NFKD without
+//    combining marks, lowercasing, the "9," piece split) use it;
+//  - tokenizer.json: the Rust "fast" tokenizer of any of the three (normalizers, pre-tokenizers, added
+//    tokens, model, post-processor), which differs from the slow one in places (no NFC, per-character
+//    lowercasing, its own longest_first split, SentencePiece's normalizer applied per grapheme);
+//    features it does not implement are refused with a ModelError naming the file and the feature.
 // The special tokens around the sentences come from a PairTemplate (pair_template.hpp).
+//
+// What a "word" is (SentenceTokens::word_index, Encoding::words_a/b), per kind:
+//  - WordPiece: a token of the basic tokenizer / the pre-tokenizer (a run of non-punctuation
+//    characters, one punctuation character, one CJK character); its pieces after the first start "##";
+//  - byte-level BPE: one chunk of the GPT-2 split pattern (" cats", "'s", "!!"), so the piece that
+//    starts with "Ġ" (the space) starts a word; word text is the chunk decoded, without its leading space;
+//  - Unigram: the pieces from one "▁"-initial piece to the next (in tokenizer.json: one Metaspace
+//    split), e.g. "▁straw" "berries"; word text is the pieces joined without "▁";
+//  - every kind: a special or added token written in the text is a word of its own.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -23,6 +40,7 @@ namespace attnscan {
 
 namespace detail {
 struct FastPipeline;  // what tokenizer.json asks for (engine/tokenizer_json.hpp)
+class SubwordModel;   // one sentence to its pieces, per model kind (engine/subword_model.hpp)
 }
 
 class Vocab {
@@ -43,12 +61,10 @@ class Vocab {
   std::unordered_map<std::string, int32_t> ids_;
 };
 
-// Tokens of one sentence. Each WordPiece belongs to a word: a token of the basic tokenizer (a run
-// of non-punctuation characters, one punctuation character, one CJK character, or a special token
-// written in the text).
+// Tokens of one sentence. Each piece belongs to a word (see the top of this file).
 struct SentenceTokens {
   std::vector<int32_t> ids;
-  std::vector<std::string> pieces;     // WordPiece text, e.g. "straw", "##berries"
+  std::vector<std::string> pieces;     // vocabulary text, e.g. "straw", "##berries"; "Ġstraw"; "▁straw"
   std::vector<int32_t> word_index;     // index into `words`
   std::vector<uint8_t> special;        // 1 for special tokens written in the text, e.g. "[SEP]"
   std::vector<std::string> words;      // normalised word text (lowercased etc. as the model sees it)
@@ -65,8 +81,8 @@ struct Encoding {
   std::vector<int32_t> word_index;   // word index within its own sentence; -1 for template specials
   std::vector<uint8_t> special;      // 1 for template specials and special tokens written in the text
   std::vector<std::string> words_a, words_b;
-  std::size_t tokens_a = 0, tokens_b = 0;  // WordPieces kept from A and B
-  std::size_t removed_a = 0, removed_b = 0;  // WordPieces removed by truncation
+  std::size_t tokens_a = 0, tokens_b = 0;  // pieces kept from A and B
+  std::size_t removed_a = 0, removed_b = 0;  // pieces removed by truncation
   bool truncated = false;
 
   std::size_t size() const { return ids.size(); }
@@ -80,30 +96,38 @@ enum class LongestFirst {
 
 // Which tokenizer file of a model directory to read.
 enum class TokenizerFile {
-  Auto,           // vocab.txt when present (the slow tokenizer), else tokenizer.json
-  VocabTxt,
+  Auto,           // the slow files when present (vocab.txt, vocab.json + merges.txt, *.model), else tokenizer.json
+  Slow,           // whichever slow file the directory has
+  VocabTxt,       // WordPiece
+  VocabMerges,    // byte-level BPE: vocab.json + merges.txt
+  SentencePiece,  // Unigram: the SentencePiece model (sentencepiece.bpe.model, spiece.model, ...)
   TokenizerJson,
 };
 
-class WordPieceTokenizer {
+// The subword model a tokenizer uses.
+enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram };
+const char* to_string(SubwordKind kind);
+
+class Tokenizer {
  public:
-  // The slow tokenizer over a vocabulary: BERT template (`[CLS] A [SEP] B [SEP]`).
-  WordPieceTokenizer(Vocab vocab, TokenizerConfig config);
-  // The slow tokenizer with the template of the model family (`model_type`, see pair_template.hpp);
-  // `extra_specials`: further added tokens split out of text (HF's added_tokens_decoder).
-  WordPieceTokenizer(Vocab vocab, TokenizerConfig config, const std::string& model_type,
-                     std::vector<std::string> extra_specials = {});
-  // The tokenizer file of a model directory (see TokenizerFile). A directory with neither file is a
-  // ModelError naming the files it could use.
-  static WordPieceTokenizer from_model_dir(const std::filesystem::path& dir, const BertConfig& model,
-                                           TokenizerFile file = TokenizerFile::Auto);
+  // The slow WordPiece tokenizer over a vocabulary: BERT template (`[CLS] A [SEP] B [SEP]`).
+  Tokenizer(Vocab vocab, TokenizerConfig config);
+  // The slow WordPiece tokenizer with the template of the model family (`model_type`, see
+  // pair_template.hpp); `extra_specials`: further added tokens split out of text (added_tokens_decoder).
+  Tokenizer(Vocab vocab, TokenizerConfig config, const std::string& model_type,
+            std::vector<std::string> extra_specials = {});
+  // The tokenizer file of a model directory (see TokenizerFile). A directory with none of the files is
+  // a ModelError naming the files it could use.
+  static Tokenizer from_model_dir(const std::filesystem::path& dir, const BertConfig& model,
+                                  TokenizerFile file = TokenizerFile::Auto);
   // A tokenizer.json (the fast tokenizer); `config` gives the pad token and model_max_length.
   // Unsupported features are a ModelError naming the file and the feature.
-  static WordPieceTokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json,
-                                                const BertConfig& model, TokenizerConfig config);
+  static Tokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json, const BertConfig& model,
+                                       TokenizerConfig config);
 
   // Tokens of one sentence (no template tokens added). Throws Error on invalid UTF-8.
   SentenceTokens tokenize(std::string_view text) const;
+  SubwordKind kind() const { return kind_; }
 
   // Pair encoding with longest_first truncation to max_length (0: the model's maximum).
   Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const;
@@ -116,29 +140,27 @@ class WordPieceTokenizer {
   int32_t pad_id() const { return pad_id_; }
   const PairTemplate& pair_template() const { return template_; }
   LongestFirst truncation() const { return truncation_; }
-  // One line saying which file and what is used, e.g. "tokenizer.json (WordPiece, RobertaProcessing)".
+  // One line saying which file and what is used, e.g. "tokenizer.json (WordPiece, RobertaProcessing)",
+  // "vocab.json + merges.txt (byte-level BPE, RobertaTokenizer, RoBERTa template)".
   const std::string& source() const { return source_; }
 
   static constexpr std::size_t kMaxCharsPerWord = 100;
 
  private:
-  WordPieceTokenizer() = default;
-  void basic_words(std::string_view chunk, std::vector<std::string>& out) const;
-  void wordpiece(const std::string& word, int32_t word_idx, bool special, SentenceTokens& out) const;
-  SentenceTokens tokenize_fast(std::string_view text) const;
+  Tokenizer() = default;
   Encoding assemble(const SentenceTokens& a, const SentenceTokens* b, std::size_t max_length) const;
+  static Tokenizer from_vocab_merges(const std::filesystem::path& dir, const BertConfig& model);
+  static Tokenizer from_sentencepiece(const std::filesystem::path& dir, const std::filesystem::path& model_file,
+                                      const BertConfig& model);
 
+  std::shared_ptr<const detail::SubwordModel> model_;
+  SubwordKind kind_ = SubwordKind::WordPiece;
   Vocab vocab_;
   TokenizerConfig config_;
-  std::vector<std::string> specials_;  // special-token strings recognised inside text (slow)
-  std::unordered_map<std::string, int32_t> special_ids_;
-  std::shared_ptr<const detail::FastPipeline> fast_;  // set when read from tokenizer.json
   PairTemplate template_;
   LongestFirst truncation_ = LongestFirst::Transformers;
   std::string source_ = "vocabulary (BertTokenizer, BERT template)";
-  std::string unk_token_ = "[UNK]", prefix_ = "##";
-  std::size_t max_chars_ = kMaxCharsPerWord;
-  int32_t cls_id_ = 0, sep_id_ = 0, pad_id_ = 0, unk_id_ = 0;
+  int32_t cls_id_ = 0, sep_id_ = 0, pad_id_ = 0;
 };
 
 }  // namespace attnscan

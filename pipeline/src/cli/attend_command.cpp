@@ -109,7 +109,7 @@ int attend_command(const std::vector<std::string>& args) {
   require_precision(chosen, "--precision");  // before the model loads
 
   LoadedModel model = load_model(model_dir);
-  auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config);
+  auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config);
   Encoding enc = vm.count("b") ? tokenizer.encode_pair(a, b, max_length) : tokenizer.encode_single(a, max_length);
   if (layer >= model.config.num_layers || head >= model.config.num_heads)
     throw Error("--layer/--head out of range: the model has " + std::to_string(model.config.num_layers) +

@@ -345,7 +345,7 @@ RunConfig ConfigBuilder::build() const {
   };
   RunConfig c;
   c.model = get("model");
-  c.tokenizer_file = get("tokenizer") == "slow"             ? TokenizerFile::VocabTxt
+  c.tokenizer_file = get("tokenizer") == "slow"             ? TokenizerFile::Slow
                      : get("tokenizer") == "tokenizer.json" ? TokenizerFile::TokenizerJson
                                                             : TokenizerFile::Auto;
   c.dataset_format = get("dataset.format");

@@ -1,5 +1,7 @@
 #include "engine/fast_text.hpp"
 
+#include "engine/byte_level.hpp"
+#include "engine/precompiled_charsmap.hpp"
 #include "engine/unicode_text.hpp"
 
 namespace attnscan::detail {
@@ -75,6 +77,78 @@ void split_pieces(std::vector<std::u32string>& pieces, bool (*is_delim)(char32_t
   pieces.swap(out);
 }
 
+// NormalizedString::replace: every leftmost, non-overlapping match replaced by `content`.
+std::u32string replace(const NormalizerStep& s, const std::u32string& text) {
+  std::u32string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t len = 0;
+    if (!s.find.empty()) {
+      if (text.compare(i, s.find.size(), s.find) == 0) len = s.find.size();
+    } else {
+      while (i + len < text.size() && text[i + len] == s.repeat_char && (s.max_repeat == 0 || len < s.max_repeat)) ++len;
+      if (len < s.min_repeat) len = 0;
+    }
+    if (len == 0) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    out += s.content;
+    i += len;
+  }
+  return out;
+}
+
+std::u32string strip(const NormalizerStep& s, const std::u32string& text) {
+  std::size_t b = 0, e = text.size();
+  if (s.strip_left)
+    while (b < e && unicode::is_rust_whitespace(text[b])) ++b;
+  if (s.strip_right)
+    while (e > b && unicode::is_rust_whitespace(text[e - 1])) --e;
+  return text.substr(b, e - b);
+}
+
+// ByteLevel: a space first (add_prefix_space), GPT-2's split pattern (use_regex), bytes as characters.
+void byte_level(const PreTokenizerStep& s, std::vector<std::u32string>& pieces) {
+  std::vector<std::u32string> out;
+  for (auto& p : pieces) {
+    if (s.add_prefix_space && !p.empty() && p[0] != U' ') p.insert(p.begin(), U' ');
+    if (!s.use_regex) {
+      out.push_back(bytes_to_chars(unicode::encode(p)));
+      continue;
+    }
+    for (const auto& [b, e] : gpt2_split(p))
+      out.push_back(bytes_to_chars(unicode::encode(std::u32string_view(p.data() + b, e - b))));
+  }
+  pieces.swap(out);
+}
+
+// Metaspace: spaces become the replacement, which is prepended and then starts every piece.
+void metaspace(const PreTokenizerStep& s, std::vector<std::u32string>& pieces, bool at_start) {
+  std::vector<std::u32string> out;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    auto p = pieces[k];
+    for (auto& c : p)
+      if (c == U' ') c = s.replacement;
+    using P = PreTokenizerStep::Prepend;
+    const bool prepend = s.prepend == P::Always || (s.prepend == P::First && at_start && k == 0);
+    if (prepend && !p.empty() && p[0] != s.replacement) p.insert(p.begin(), s.replacement);
+    if (!s.split) {
+      if (!p.empty()) out.push_back(std::move(p));
+      continue;
+    }
+    std::size_t begin = 0;  // MergedWithNext: each replacement starts a piece
+    for (std::size_t i = 1; i <= p.size(); ++i) {
+      if (i == p.size() || p[i] == s.replacement) {
+        out.push_back(p.substr(begin, i - begin));
+        begin = i;
+      }
+    }
+  }
+  pieces.swap(out);
+}
+
 }  // namespace
 
 std::u32string normalize(const std::vector<NormalizerStep>& steps, std::u32string text) {
@@ -88,17 +162,28 @@ std::u32string normalize(const std::vector<NormalizerStep>& steps, std::u32strin
       case K::NFKD: text = unicode::nfkd(text); break;
       case K::Lowercase: text = unicode::lower_each_char(text); break;
       case K::StripAccents: text = drop_combining_marks(text); break;  // Mn, Mc and Me; no NFD (as tokenizers)
+      case K::Precompiled: text = s.charsmap->normalize(text); break;
+      case K::Replace: text = replace(s, text); break;
+      case K::Strip: text = strip(s, text); break;
     }
   }
   return text;
 }
 
-std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, const std::u32string& text) {
+std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, const std::u32string& text,
+                                         bool at_start) {
   std::vector<std::u32string> pieces;
   if (!text.empty()) pieces.push_back(text);
+  using K = PreTokenizerStep::Kind;
   for (const auto& s : steps) {
-    split_pieces(pieces, &unicode::is_rust_whitespace, false);
-    if (s.kind == PreTokenizerStep::Kind::Bert) split_pieces(pieces, &is_bert_punctuation, true);
+    if (s.kind == K::ByteLevel) {
+      byte_level(s, pieces);
+    } else if (s.kind == K::Metaspace) {
+      metaspace(s, pieces, at_start);
+    } else {
+      split_pieces(pieces, &unicode::is_rust_whitespace, false);
+      if (s.kind == K::Bert) split_pieces(pieces, &is_bert_punctuation, true);
+    }
   }
   return pieces;
 }

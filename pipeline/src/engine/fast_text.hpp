@@ -10,7 +10,9 @@
 namespace attnscan::detail {
 
 std::u32string normalize(const std::vector<NormalizerStep>& steps, std::u32string text);
-std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, const std::u32string& text);
+// `at_start`: the text begins the sentence (Metaspace's prepend_scheme "first").
+std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, const std::u32string& text,
+                                         bool at_start = true);
 
 // One piece of a sentence after added-token splitting: an added token (`added` >= 0, index into
 // FastPipeline::added) or normalized text still to pre-tokenize.

@@ -1,43 +1,17 @@
 #include "attnscan/tokenizer.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include "attnscan/error.hpp"
-#include "engine/fast_text.hpp"
 #include "engine/json_file.hpp"
+#include "engine/subword_model.hpp"
 #include "engine/tokenizer_json.hpp"
-#include "engine/unicode_text.hpp"
 
 namespace attnscan {
 
 namespace {
-
-bool is_special(const std::vector<std::string>& specials, const std::string& s) {
-  for (const auto& t : specials)
-    if (t == s) return true;
-  return false;
-}
-
-// str.split() with no arguments.
-std::vector<std::u32string> python_split(std::u32string_view text) {
-  std::vector<std::u32string> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && unicode::is_python_space(text[i])) ++i;
-    std::size_t j = i;
-    while (j < text.size() && !unicode::is_python_space(text[j])) ++j;
-    if (j > i) out.emplace_back(text.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-std::u32string strip_accents(std::u32string_view text) {
-  std::u32string out;
-  for (char32_t c : unicode::nfd(text))
-    if (!(unicode::category(c)[0] == 'M' && unicode::category(c)[1] == 'n')) out.push_back(c);
-  return out;
-}
 
 // The added tokens HF's slow tokenizer splits out of text besides the special tokens of
 // tokenizer_config.json: its added_tokens_decoder, else tokenizer.json's added_tokens.
@@ -57,7 +31,104 @@ std::vector<std::string> slow_added_tokens(const std::filesystem::path& dir) {
   return out;
 }
 
+// The special tokens of a slow BPE / SentencePiece tokenizer: the family's defaults (as the slow class's
+// constructor has them), then special_tokens_map.json, then tokenizer_config.json.
+struct SlowSpecials {
+  std::string cls, sep, pad, unk, mask, bos, eos;
+};
+
+SlowSpecials slow_specials(const std::filesystem::path& dir, SlowSpecials s) {
+  for (const char* name : {"special_tokens_map.json", "tokenizer_config.json"}) {
+    const auto file = dir / name;
+    if (!std::filesystem::exists(file)) continue;
+    const auto j = read_json_file(file);
+    if (!j.is_object()) throw ModelError(file.string() + ": expected a JSON object");
+    auto take = [&](const char* key, std::string& dst) {
+      auto it = j.find(key);
+      if (it == j.end() || it->is_null()) return;
+      if (it->is_string()) dst = it->get<std::string>();
+      else if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) dst = (*it)["content"].get<std::string>();
+      else throw ModelError(file.string() + ": field '" + key + "' has the wrong type");
+    };
+    take("cls_token", s.cls);
+    take("sep_token", s.sep);
+    take("pad_token", s.pad);
+    take("unk_token", s.unk);
+    take("mask_token", s.mask);
+    take("bos_token", s.bos);
+    take("eos_token", s.eos);
+  }
+  return s;
+}
+
+// The added tokens a slow tokenizer splits out of text: tokenizer_config.json's added_tokens_decoder
+// (id, lstrip, rstrip), then every special token not among them, with its id from `find` (the mask
+// token lstrip, as RobertaTokenizer, XLMRobertaTokenizer and AlbertTokenizer make it).
+std::vector<detail::SlowAddedToken> slow_added(const std::filesystem::path& dir, const SlowSpecials& s,
+                                               const std::function<int32_t(const std::string&)>& find) {
+  std::vector<detail::SlowAddedToken> out;
+  const auto config = dir / "tokenizer_config.json";
+  if (std::filesystem::exists(config)) {
+    const auto j = read_json_file(config);
+    if (j.is_object() && j.contains("added_tokens_decoder") && j["added_tokens_decoder"].is_object()) {
+      for (auto it = j["added_tokens_decoder"].begin(); it != j["added_tokens_decoder"].end(); ++it) {
+        const auto& t = it.value();
+        if (!t.is_object() || !t.contains("content") || !t["content"].is_string())
+          throw ModelError(config.string() + ": added_tokens_decoder entry " + it.key() + " has no \"content\"");
+        if (t.value("single_word", false))
+          throw ModelError(config.string() + ": added token '" + t["content"].get<std::string>() +
+                           "': single_word is not supported yet");
+        detail::SlowAddedToken a;
+        a.content = t["content"].get<std::string>();
+        try {
+          a.id = static_cast<int32_t>(std::stol(it.key()));
+        } catch (const std::exception&) {
+          throw ModelError(config.string() + ": added_tokens_decoder key '" + it.key() + "' is not an id");
+        }
+        a.lstrip = t.value("lstrip", false);
+        a.rstrip = t.value("rstrip", false);
+        a.special = t.value("special", true);
+        out.push_back(std::move(a));
+      }
+    }
+  }
+  for (const auto* tok : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
+    if (tok->empty()) continue;
+    bool have = false;
+    for (const auto& a : out) have = have || a.content == *tok;
+    const int32_t id = find(*tok);
+    if (have || id < 0) continue;
+    detail::SlowAddedToken a;
+    a.content = *tok;
+    a.id = id;
+    a.lstrip = tok == &s.mask;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// The slow tokenizer's file of each kind in `dir`, "" when absent.
+std::filesystem::path sentencepiece_file(const std::filesystem::path& dir) {
+  for (const char* name : {"sentencepiece.bpe.model", "spiece.model", "sentencepiece.model", "tokenizer.model"})
+    if (std::filesystem::exists(dir / name)) return dir / name;
+  return {};
+}
+
+constexpr const char* kFilesWanted =
+    "vocab.txt (WordPiece, the slow BertTokenizer), vocab.json + merges.txt (byte-level BPE, the slow "
+    "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model or spiece.model (Unigram, the slow "
+    "XLMRobertaTokenizer / AlbertTokenizer), or tokenizer.json (the fast tokenizer: WordPiece, BPE or Unigram)";
+
 }  // namespace
+
+const char* to_string(SubwordKind kind) {
+  switch (kind) {
+    case SubwordKind::WordPiece: return "WordPiece";
+    case SubwordKind::ByteLevelBpe: return "byte-level BPE";
+    case SubwordKind::Unigram: return "Unigram";
+  }
+  return "?";
+}
 
 // ---------------------------------------------------------------------------------------------
 Vocab::Vocab(const std::vector<std::pair<std::string, int32_t>>& entries) {
@@ -92,11 +163,10 @@ int32_t Vocab::find(std::string_view token) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-WordPieceTokenizer::WordPieceTokenizer(Vocab vocab, TokenizerConfig config)
-    : WordPieceTokenizer(std::move(vocab), std::move(config), "bert") {}
+Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config) : Tokenizer(std::move(vocab), std::move(config), "bert") {}
 
-WordPieceTokenizer::WordPieceTokenizer(Vocab vocab, TokenizerConfig config, const std::string& model_type,
-                                       std::vector<std::string> extra_specials)
+Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config, const std::string& model_type,
+                     std::vector<std::string> extra_specials)
     : vocab_(std::move(vocab)), config_(std::move(config)) {
   auto need = [&](const std::string& tok) {
     int32_t id = vocab_.find(tok);
@@ -106,49 +176,66 @@ WordPieceTokenizer::WordPieceTokenizer(Vocab vocab, TokenizerConfig config, cons
   cls_id_ = need(config_.cls_token);
   sep_id_ = need(config_.sep_token);
   pad_id_ = need(config_.pad_token);
-  unk_id_ = need(config_.unk_token);
-  unk_token_ = config_.unk_token;
+  need(config_.unk_token);
   std::vector<std::string> candidates = {config_.unk_token, config_.sep_token, config_.pad_token,
                                          config_.cls_token, config_.mask_token};
   candidates.insert(candidates.end(), extra_specials.begin(), extra_specials.end());
+  std::vector<std::string> specials;
   for (const auto& t : candidates) {  // a special the vocabulary lacks cannot be given an id: not split out
     const int32_t id = vocab_.find(t);
-    if (id < 0 || t.empty() || special_ids_.count(t)) continue;
-    specials_.push_back(t);
-    special_ids_[t] = id;
+    if (id < 0 || t.empty() || std::find(specials.begin(), specials.end(), t) != specials.end()) continue;
+    specials.push_back(t);
   }
   const bool roberta = uses_roberta_template(model_type);
   template_ = roberta ? PairTemplate::roberta(config_.cls_token, cls_id_, config_.sep_token, sep_id_)
                       : PairTemplate::bert(config_.cls_token, cls_id_, config_.sep_token, sep_id_);
   source_ = std::string("vocab.txt (WordPiece, ") + (roberta ? "RoBERTa" : "BERT") + " template)";
+  model_ = std::make_shared<detail::WordPieceModel>(vocab_, config_, std::move(specials));
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_model_dir(const std::filesystem::path& dir, const BertConfig& model,
-                                                      TokenizerFile file) {
+Tokenizer Tokenizer::from_model_dir(const std::filesystem::path& dir, const BertConfig& model, TokenizerFile file) {
   const auto vocab_txt = dir / "vocab.txt", tokenizer_json = dir / "tokenizer.json";
-  if (file == TokenizerFile::Auto) {
+  const auto vocab_json = dir / "vocab.json", merges_txt = dir / "merges.txt";
+  const auto spm = sentencepiece_file(dir);
+  const bool has_merges = std::filesystem::exists(vocab_json) && std::filesystem::exists(merges_txt);
+  if (file == TokenizerFile::Auto || file == TokenizerFile::Slow) {
     if (std::filesystem::exists(vocab_txt)) file = TokenizerFile::VocabTxt;
-    else if (std::filesystem::exists(tokenizer_json)) file = TokenizerFile::TokenizerJson;
+    else if (has_merges) file = TokenizerFile::VocabMerges;
+    else if (!spm.empty() && (detail::sentencepiece_factory() || file == TokenizerFile::Slow || !std::filesystem::exists(tokenizer_json)))
+      file = TokenizerFile::SentencePiece;
+    else if (file == TokenizerFile::Auto && std::filesystem::exists(tokenizer_json)) file = TokenizerFile::TokenizerJson;
     else
-      throw ModelError(dir.string() + ": no tokenizer file: attnscan reads vocab.txt (the slow WordPiece "
-                       "tokenizer) or tokenizer.json (the fast tokenizer, WordPiece model); neither is there");
+      throw ModelError(dir.string() + ": no " + (file == TokenizerFile::Slow ? "slow " : "") +
+                       "tokenizer file: attnscan reads " + kFilesWanted + "; none is there");
   }
-  if (file == TokenizerFile::TokenizerJson) {
-    if (!std::filesystem::exists(tokenizer_json))
-      throw ModelError(tokenizer_json.string() + ": missing from the model directory");
-    return from_tokenizer_json(tokenizer_json, model, load_tokenizer_config(dir, model));
+  switch (file) {
+    case TokenizerFile::TokenizerJson:
+      if (!std::filesystem::exists(tokenizer_json))
+        throw ModelError(tokenizer_json.string() + ": missing from the model directory");
+      return from_tokenizer_json(tokenizer_json, model, load_tokenizer_config(dir, model));
+    case TokenizerFile::VocabMerges:
+      for (const auto& f : {vocab_json, merges_txt})
+        if (!std::filesystem::exists(f))
+          throw ModelError(f.string() + ": missing from the model directory (the slow byte-level BPE tokenizer "
+                           "reads vocab.json and merges.txt)");
+      return from_vocab_merges(dir, model);
+    case TokenizerFile::SentencePiece:
+      if (spm.empty())
+        throw ModelError(dir.string() + ": no SentencePiece model (sentencepiece.bpe.model, spiece.model, "
+                         "sentencepiece.model or tokenizer.model) in the model directory");
+      return from_sentencepiece(dir, spm, model);
+    default: break;
   }
   if (!std::filesystem::exists(vocab_txt)) throw ModelError(vocab_txt.string() + ": missing from the model directory");
   auto vocab = Vocab::load(vocab_txt);
   if (static_cast<int64_t>(vocab.size()) > model.vocab_size)
     throw ModelError(vocab_txt.string() + ": " + std::to_string(vocab.size()) +
                      " tokens but config.json says vocab_size " + std::to_string(model.vocab_size));
-  return WordPieceTokenizer(std::move(vocab), load_tokenizer_config(dir, model), model.model_type,
-                            slow_added_tokens(dir));
+  return Tokenizer(std::move(vocab), load_tokenizer_config(dir, model), model.model_type, slow_added_tokens(dir));
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_json,
-                                                           const BertConfig& model, TokenizerConfig config) {
+Tokenizer Tokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_json, const BertConfig& model,
+                                         TokenizerConfig config) {
   auto p = std::make_shared<detail::FastPipeline>(detail::read_tokenizer_json(tokenizer_json));
   const std::string where = tokenizer_json.string();
   int64_t max_id = static_cast<int64_t>(p->vocab.size()) - 1;
@@ -156,7 +243,7 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::filesystem
   if (max_id >= model.vocab_size)
     throw ModelError(where + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
                      std::to_string(model.vocab_size));
-  WordPieceTokenizer t;
+  Tokenizer t;
   auto find = [&](const std::string& tok) -> int32_t {
     for (const auto& a : p->added)
       if (a.content == tok) return a.id;
@@ -164,7 +251,9 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::filesystem
   };
   if (!std::filesystem::exists(tokenizer_json.parent_path() / "tokenizer_config.json") && p->pad_token)
     config.pad_token = *p->pad_token;
-  config.unk_token = p->unk_token;
+  if (p->model == SubwordKind::WordPiece) config.unk_token = p->unk_token;
+  else if (p->model == SubwordKind::Unigram && p->unigram_unk) config.unk_token = p->unk_token;
+  else if (p->bpe_unk) config.unk_token = *p->bpe_unk;
   const auto& tpl = p->pair_template;
   if (!tpl.prefix.empty()) config.cls_token = tpl.prefix.front().token;
   if (!tpl.suffix.empty()) config.sep_token = tpl.suffix.back().token;
@@ -173,185 +262,170 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::filesystem
   t.pad_id_ = find(config.pad_token);
   if (t.pad_id_ < 0)
     throw ModelError(where + ": pad token '" + config.pad_token + "' (from tokenizer_config.json) is not in the vocab");
-  t.unk_id_ = p->vocab.find(p->unk_token);
-  t.unk_token_ = p->unk_token;
-  t.prefix_ = p->continuing_subword_prefix;
-  t.max_chars_ = p->max_input_chars_per_word;
   t.template_ = tpl;
   t.truncation_ = LongestFirst::Tokenizers;
   t.source_ = p->description;
+  t.kind_ = p->model;
   t.vocab_ = p->vocab;
+  if (p->model != SubwordKind::WordPiece && !p->added_outside_vocab.empty()) {  // added ids the model vocab lacks
+    std::vector<std::pair<std::string, int32_t>> entries;
+    for (int32_t id = 0; id < static_cast<int32_t>(p->vocab.size()); ++id) entries.emplace_back(p->vocab.token(id), id);
+    for (const auto& [id, content] : p->added_outside_vocab) entries.emplace_back(content, id);
+    t.vocab_ = Vocab(entries);
+  }
   t.config_ = std::move(config);
-  t.fast_ = std::move(p);
+  if (p->model == SubwordKind::WordPiece) t.model_ = std::make_shared<detail::WordPieceModel>(std::move(p));
+  else t.model_ = std::make_shared<detail::FastSubwordModel>(std::move(p));
   return t;
 }
 
-void WordPieceTokenizer::basic_words(std::string_view chunk_utf8, std::vector<std::string>& out) const {
-  std::u32string cleaned;
-  for (char32_t c : unicode::decode(chunk_utf8)) {
-    if (c == 0 || c == 0xFFFD || unicode::is_control(c)) continue;
-    if (unicode::is_whitespace(c)) {
-      cleaned.push_back(U' ');
-    } else if (config_.tokenize_chinese_chars && unicode::is_cjk(c)) {
-      cleaned.push_back(U' ');
-      cleaned.push_back(c);
-      cleaned.push_back(U' ');
-    } else {
-      cleaned.push_back(c);
-    }
+Tokenizer Tokenizer::from_vocab_merges(const std::filesystem::path& dir, const BertConfig& model) {
+  const auto vocab_json = dir / "vocab.json", merges_txt = dir / "merges.txt";
+  const auto j = read_json_file(vocab_json);
+  if (!j.is_object() || j.empty()) throw ModelError(vocab_json.string() + ": expected a non-empty object of token -> id");
+  std::vector<std::pair<std::string, int32_t>> entries;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= (1 << 24))
+      throw ModelError(vocab_json.string() + ": id of '" + it.key() + "' is not an integer in 0..2^24");
+    entries.emplace_back(it.key(), it.value().get<int32_t>());
   }
-  const bool strip = config_.strip_accents.value_or(config_.do_lower_case);
-  std::u32string joined;  // HF re-splits " ".join(split_tokens) on whitespace
-  for (auto& token : python_split(unicode::nfc(cleaned))) {
-    std::string utf8 = unicode::encode(token);
-    if (is_special(specials_, utf8)) {
-      joined += token;
-      joined.push_back(U' ');
-      continue;
-    }
-    if (config_.do_lower_case) token = unicode::python_lower(token);
-    if (strip) token = strip_accents(token);
-    bool new_word = true;
-    for (char32_t c : token) {
-      if (unicode::is_punctuation(c)) {
-        joined.push_back(U' ');
-        joined.push_back(c);
-        joined.push_back(U' ');
-        new_word = true;
-      } else {
-        if (new_word) joined.push_back(U' ');
-        new_word = false;
-        joined.push_back(c);
+  // merges.txt as RobertaTokenizer reads it: the first line (#version) and the last (empty after the
+  // final newline) are skipped; a line that is not two tokens never matches a pair.
+  std::ifstream in(merges_txt, std::ios::binary);
+  if (!in) throw ModelError(merges_txt.string() + ": cannot open");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> lines;
+  for (std::size_t pos = 0;;) {
+    const auto nl = all.find('\n', pos);
+    lines.push_back(all.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  std::vector<std::pair<std::string, std::string>> merges;
+  for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+    std::vector<std::string> parts;
+    for (const auto& w : detail::python_split_utf8(lines[i])) parts.push_back(w);
+    if (parts.size() == 2) merges.emplace_back(parts[0], parts[1]);
+    else merges.emplace_back("\x01" + lines[i], "\x01");  // keeps the ranks of the lines after it
+  }
+  Tokenizer t;
+  t.kind_ = SubwordKind::ByteLevelBpe;
+  t.vocab_ = Vocab(entries);
+  int64_t max_id = static_cast<int64_t>(t.vocab_.size()) - 1;
+  const auto s = slow_specials(dir, {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<s>", "</s>"});
+  auto added = slow_added(dir, s, [&](const std::string& tok) { return t.vocab_.find(tok); });
+  for (const auto& a : added) max_id = std::max<int64_t>(max_id, a.id);
+  if (max_id >= model.vocab_size)
+    throw ModelError(vocab_json.string() + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
+                     std::to_string(model.vocab_size));
+  auto id_of = [&](const std::string& tok, const char* what) {
+    for (const auto& a : added)
+      if (a.content == tok) return a.id;
+    const int32_t id = t.vocab_.find(tok);
+    if (id < 0) throw ModelError(vocab_json.string() + ": " + what + " '" + tok + "' is not in the vocabulary");
+    return id;
+  };
+  bool add_prefix_space = false;
+  if (std::filesystem::exists(dir / "tokenizer_config.json")) {
+    const auto c = read_json_file(dir / "tokenizer_config.json");
+    if (c.is_object() && c.contains("add_prefix_space") && c["add_prefix_space"].is_boolean())
+      add_prefix_space = c["add_prefix_space"].get<bool>();
+  }
+  t.config_ = load_tokenizer_config(dir, model);
+  t.config_.do_lower_case = false;
+  t.config_.cls_token = s.cls;
+  t.config_.sep_token = s.sep;
+  t.config_.pad_token = s.pad;
+  t.config_.unk_token = s.unk;
+  t.config_.mask_token = s.mask;
+  t.cls_id_ = id_of(s.cls, "cls_token");
+  t.sep_id_ = id_of(s.sep, "sep_token");
+  t.pad_id_ = id_of(s.pad, "pad_token");
+  const int32_t unk_id = id_of(s.unk, "unk_token");
+  // RobertaTokenizer.build_inputs_with_special_tokens: `<s> A </s></s> B </s>` whatever the family
+  t.template_ = PairTemplate::roberta(s.cls, t.cls_id_, s.sep, t.sep_id_);
+  t.source_ = std::string("vocab.json + merges.txt (byte-level BPE, RobertaTokenizer") +
+              (add_prefix_space ? ", add_prefix_space" : "") + ", RoBERTa template)";
+  t.model_ = std::make_shared<detail::RobertaSlowModel>(t.vocab_, detail::BpeMerges(merges), std::move(added), unk_id,
+                                                        add_prefix_space);
+  return t;
+}
+
+Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const std::filesystem::path& model_file,
+                                        const BertConfig& model) {
+  using Slow = detail::SentencePieceSlow;
+  if (!detail::sentencepiece_factory())
+    throw ModelError(model_file.string() + ": the slow SentencePiece tokenizer is not available in this program "
+                     "(libsentencepiece's bundled protobuf clashes with LibTorch's); give the model directory its "
+                     "tokenizer.json (the fast tokenizer), which attnscan reads instead");
+  Slow::Options o;
+  std::string tokenizer_class;  // tokenizer_config.json's, for families the model_type does not name
+  if (std::filesystem::exists(dir / "tokenizer_config.json")) {
+    const auto c = read_json_file(dir / "tokenizer_config.json");
+    if (c.is_object() && c.contains("tokenizer_class") && c["tokenizer_class"].is_string())
+      tokenizer_class = c["tokenizer_class"].get<std::string>();
+  }
+  if (model.model_type == "xlm-roberta" || (model.model_type != "albert" && tokenizer_class == "XLMRobertaTokenizer")) {
+    o.flavour = Slow::Flavour::XlmRoberta;
+  } else if (model.model_type == "albert" || tokenizer_class == "AlbertTokenizer") {
+    o.flavour = Slow::Flavour::Albert;
+    o.do_lower_case = true;
+    if (std::filesystem::exists(dir / "tokenizer_config.json")) {
+      const auto c = read_json_file(dir / "tokenizer_config.json");
+      if (c.is_object()) {
+        o.do_lower_case = c.value("do_lower_case", true);
+        o.remove_space = c.value("remove_space", true);
+        o.keep_accents = c.value("keep_accents", false);
       }
     }
-    joined.push_back(U' ');
+  } else {
+    throw ModelError(model_file.string() + ": the slow SentencePiece tokenizer of model_type '" + model.model_type +
+                     "' is not supported yet (supported: xlm-roberta as XLMRobertaTokenizer, albert as "
+                     "AlbertTokenizer); tokenizer.json would be read instead if present");
   }
-  for (const auto& w : python_split(joined)) out.push_back(unicode::encode(w));
-}
-
-void WordPieceTokenizer::wordpiece(const std::string& word, int32_t word_idx, bool special,
-                                   SentenceTokens& out) const {
-  auto push = [&](int32_t id, std::string piece, bool is_special) {
-    out.ids.push_back(id);
-    out.pieces.push_back(std::move(piece));
-    out.word_index.push_back(word_idx);
-    out.special.push_back(is_special ? 1 : 0);
+  const bool albert = o.flavour == Slow::Flavour::Albert;
+  const auto s = albert ? slow_specials(dir, {"[CLS]", "[SEP]", "<pad>", "<unk>", "[MASK]", "[CLS]", "[SEP]"})
+                        : slow_specials(dir, {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<s>", "</s>"});
+  if (albert) o.lowercase_skip = {s.bos, s.eos, s.unk, s.sep, s.pad, s.cls, s.mask};
+  auto sp = detail::sentencepiece_factory()(model_file, o);
+  Tokenizer t;
+  t.kind_ = SubwordKind::Unigram;
+  t.vocab_ = sp->vocab();
+  auto added = slow_added(dir, s, [&](const std::string& tok) { return t.vocab_.find(tok); });
+  int64_t max_id = static_cast<int64_t>(t.vocab_.size()) - 1;
+  for (const auto& a : added) max_id = std::max<int64_t>(max_id, a.id);
+  if (max_id >= model.vocab_size)
+    throw ModelError(model_file.string() + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
+                     std::to_string(model.vocab_size));
+  auto id_of = [&](const std::string& tok, const char* what) {
+    for (const auto& a : added)
+      if (a.content == tok) return a.id;
+    const int32_t id = t.vocab_.find(tok);
+    if (id < 0) throw ModelError(model_file.string() + ": " + what + " '" + tok + "' is not in the vocabulary");
+    return id;
   };
-  if (special) {
-    push(special_ids_.at(word), word, true);
-    return;
-  }
-  std::u32string chars = unicode::decode(word);
-  if (chars.size() > max_chars_) {
-    push(unk_id_, unk_token_, false);
-    return;
-  }
-  std::vector<std::size_t> offset(chars.size() + 1, 0);  // byte offset of each code point
-  for (std::size_t i = 0; i < chars.size(); ++i)
-    offset[i + 1] = offset[i] + unicode::encode(std::u32string_view(&chars[i], 1)).size();
-  const std::size_t first = out.ids.size();
-  std::size_t start = 0;
-  while (start < chars.size()) {
-    std::size_t end = chars.size();
-    int32_t found = -1;
-    std::string piece;
-    while (start < end) {
-      piece = (start > 0 ? prefix_ : std::string()) + word.substr(offset[start], offset[end] - offset[start]);
-      found = vocab_.find(piece);
-      if (found >= 0) break;
-      --end;
-    }
-    if (found < 0) {  // one unmatchable piece makes the whole word [UNK]
-      out.ids.resize(first);
-      out.pieces.resize(first);
-      out.word_index.resize(first);
-      out.special.resize(first);
-      push(unk_id_, unk_token_, false);
-      return;
-    }
-    push(found, std::move(piece), false);
-    start = end;
-  }
+  t.config_ = load_tokenizer_config(dir, model);
+  t.config_.do_lower_case = albert && o.do_lower_case;
+  t.config_.cls_token = s.cls;
+  t.config_.sep_token = s.sep;
+  t.config_.pad_token = s.pad;
+  t.config_.unk_token = s.unk;
+  t.config_.mask_token = s.mask;
+  t.cls_id_ = id_of(s.cls, "cls_token");
+  t.sep_id_ = id_of(s.sep, "sep_token");
+  t.pad_id_ = id_of(s.pad, "pad_token");
+  t.template_ = albert ? PairTemplate::bert(s.cls, t.cls_id_, s.sep, t.sep_id_)
+                       : PairTemplate::roberta(s.cls, t.cls_id_, s.sep, t.sep_id_);
+  t.source_ = model_file.filename().string() + " (Unigram, SentencePiece, " +
+              (albert ? "AlbertTokenizer, BERT" : "XLMRobertaTokenizer, RoBERTa") + " template)";
+  sp->set_added(std::move(added));
+  t.model_ = std::move(sp);
+  return t;
 }
 
-SentenceTokens WordPieceTokenizer::tokenize(std::string_view text) const {
-  if (fast_) return tokenize_fast(text);
-  std::u32string u = unicode::decode(text);
-  std::vector<std::u32string> specials32;
-  for (const auto& s : specials_) specials32.push_back(unicode::decode(s));
-  auto special_at = [&](std::size_t i) -> const std::u32string* {
-    const std::u32string* hit = nullptr;
-    for (const auto& s : specials32)
-      if (!s.empty() && u.compare(i, s.size(), s) == 0 && (!hit || s.size() > hit->size())) hit = &s;
-    return hit;
-  };
-  if (config_.do_lower_case) {
-    // HF's tokenize() lowercases the text character by character except the special tokens written in
-    // it, before splitting them out: "<MASK>" becomes the special "<mask>" for MPNet.
-    std::u32string lowered;
-    lowered.reserve(u.size());
-    for (std::size_t i = 0; i < u.size();) {
-      if (const auto* hit = special_at(i)) {
-        lowered += *hit;
-        i += hit->size();
-      } else {
-        lowered += unicode::python_lower(std::u32string_view(&u[i], 1));
-        ++i;
-      }
-    }
-    u.swap(lowered);
-  }
-  SentenceTokens out;
-  std::size_t pos = 0;
-  auto flush_text = [&](std::size_t end) {
-    if (end <= pos) return;
-    std::vector<std::string> words;
-    basic_words(unicode::encode(std::u32string_view(u.data() + pos, end - pos)), words);
-    for (auto& w : words) {
-      wordpiece(w, static_cast<int32_t>(out.words.size()), is_special(specials_, w), out);
-      out.words.push_back(std::move(w));
-    }
-  };
-  std::size_t i = 0;
-  while (i < u.size()) {
-    const std::u32string* hit = special_at(i);
-    if (!hit) {
-      ++i;
-      continue;
-    }
-    flush_text(i);
-    std::string tok = unicode::encode(*hit);
-    wordpiece(tok, static_cast<int32_t>(out.words.size()), true, out);
-    out.words.push_back(tok);
-    i += hit->size();
-    pos = i;
-  }
-  flush_text(u.size());
-  return out;
-}
+SentenceTokens Tokenizer::tokenize(std::string_view text) const { return model_->tokenize(text); }
 
-SentenceTokens WordPieceTokenizer::tokenize_fast(std::string_view text) const {
-  SentenceTokens out;
-  for (const auto& piece : detail::split_added_tokens(*fast_, unicode::decode(text))) {
-    if (piece.added >= 0) {
-      const auto& a = fast_->added[static_cast<std::size_t>(piece.added)];
-      out.ids.push_back(a.id);
-      out.pieces.push_back(a.content);
-      out.word_index.push_back(static_cast<int32_t>(out.words.size()));
-      out.special.push_back(a.special ? 1 : 0);
-      out.words.push_back(a.content);
-      continue;
-    }
-    for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, piece.text)) {
-      std::string word = unicode::encode(w);
-      wordpiece(word, static_cast<int32_t>(out.words.size()), false, out);
-      out.words.push_back(std::move(word));
-    }
-  }
-  return out;
-}
-
-Encoding WordPieceTokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
+Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
                                       std::size_t max_length) const {
   if (max_length == 0) max_length = static_cast<std::size_t>(config_.model_max_length);
   const std::size_t n_special = template_.added(b != nullptr);
@@ -431,13 +505,13 @@ Encoding WordPieceTokenizer::assemble(const SentenceTokens& a, const SentenceTok
   return e;
 }
 
-Encoding WordPieceTokenizer::encode_pair(std::string_view a, std::string_view b,
+Encoding Tokenizer::encode_pair(std::string_view a, std::string_view b,
                                          std::size_t max_length) const {
   SentenceTokens ta = tokenize(a), tb = tokenize(b);
   return assemble(ta, &tb, max_length);
 }
 
-Encoding WordPieceTokenizer::encode_single(std::string_view a, std::size_t max_length) const {
+Encoding Tokenizer::encode_single(std::string_view a, std::size_t max_length) const {
   SentenceTokens ta = tokenize(a);
   return assemble(ta, nullptr, max_length);
 }

@@ -101,7 +101,7 @@ class BlockReader {
   uint64_t rows_total_ = 0;
 };
 
-std::vector<Encoding> tokenize_block(const BlockWork& work, const WordPieceTokenizer& tok, std::size_t max_length) {
+std::vector<Encoding> tokenize_block(const BlockWork& work, const Tokenizer& tok, std::size_t max_length) {
   std::vector<Encoding> out;
   for (const auto& row : work.items)
     if (row.record) out.push_back(tok.encode_pair(row.record->a, row.record->b, max_length));
@@ -177,7 +177,7 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
 
 }  // namespace
 
-AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& s) {
+AttentionPlan plan_attention(PairReader& reader, const Tokenizer& tokenizer, const PipelineSettings& s) {
   BlockReader blocks(reader, s, nullptr);
   AttentionPlan plan;
   run_blocks(
@@ -201,7 +201,7 @@ AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& token
   return plan;
 }
 
-PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
+PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const BertEncoder& encoder,
                             const PipelineSettings& s, const BlockDone& done, const AttentionSink& sink,
                             const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress) {
   BlockReader blocks(reader, s, done);

@@ -47,7 +47,7 @@ using BlockDone = std::function<bool(uint64_t block)>;
 
 // Where each of this shard's blocks starts in the output's attention values, from a tokenizing
 // pre-pass over the input (no model). Lets attention go straight to its final place.
-AttentionPlan plan_attention(PairReader& reader, const WordPieceTokenizer& tokenizer, const PipelineSettings& settings);
+AttentionPlan plan_attention(PairReader& reader, const Tokenizer& tokenizer, const PipelineSettings& settings);
 using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, LayoutChunk&& chunk)>;
 // Receives stored attention as soon as a batch is done (called concurrently for different blocks):
 // `values` values of the storage dtype for the example whose attention starts at `offset` values
@@ -56,7 +56,7 @@ using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, L
 using AttentionSink =
     std::function<void(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes)>;
 
-PipelineResult run_pipeline(PairReader& reader, const WordPieceTokenizer& tokenizer, const BertEncoder& encoder,
+PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const BertEncoder& encoder,
                             const PipelineSettings& settings, const BlockDone& done, const AttentionSink& sink,
                             const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress);
 

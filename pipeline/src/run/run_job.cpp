@@ -138,7 +138,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   const LoadedModel model = load_model(model_dir);
-  const auto tokenizer = WordPieceTokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
+  const auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
   RootInfo root = describe_run(req, model_dir, model);
   root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";
   LayoutParams layout = output_layout(cfg, model.config);
