@@ -413,6 +413,39 @@ def test_long_example_stays_usable():
         driver.quit()
 
 
+def test_byte_level_tokens_read_as_text():
+    """A RoBERTa model's byte-level BPE tokens in the head view: "Ġstore" shown as "▁store", the bytes of
+    "é" as "é", a character split between tokens as <0xNN>; the vocabulary token in the tooltip."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    model = os.path.join(fixtures, "families", "roberta", "model")
+    if not os.path.exists(os.path.join(model, "model.safetensors")):
+        raise Skip(f"{model} missing: made by tests/reference/make_family_fixtures.py during the README test command")
+    data = out("bpe.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\nI went to the café, déjà vu.\tAt the store, I bought fresh strawberries.\n")
+    h5, html = out("bpe.h5"), out("bpe.html")
+    run("run", "--model", model, "--set", "dataset.path=" + data, "--set", "detectors=next_token", "-o", h5, "--no-progress")
+    with h5py.File(h5, "r") as f:
+        assert f.attrs["subword_kind"] == "byte-level BPE", f.attrs["subword_kind"]
+        raw = list(f["tokens/text"].asstr()[...])
+    assert "Ġstore" in raw and "Ã©" in raw, raw
+    run("report", h5, "-o", html)
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        shown = [t.text for t in fig.find_elements("css selector", "text.token.left")]
+        assert "▁store" in shown and "é" in shown and "Ġstore" not in shown and "Ã©" not in shown, shown
+        assert any(re.fullmatch(r"<0x[0-9A-F]{2}>", t) for t in shown), shown  # "à" split between tokens
+        titles = [t.get_attribute("textContent") for t in fig.find_elements("css selector", "text.token.left title")]
+        assert 'vocabulary token "Ġstore"' in titles, titles
+        driver.execute_script("arguments[0].scrollIntoView()", fig)
+        fig.screenshot(os.path.join(SHOTS, "byte-level-head-view.png"))
+    finally:
+        driver.quit()
+
+
 def test_bad_input_is_refused():
     model_dir()
     h5 = sample_run()

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,6 +108,13 @@ enum class TokenizerFile {
 // The subword model a tokenizer uses.
 enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram };
 const char* to_string(SubwordKind kind);
+std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the inverse of to_string
+
+// How a vocabulary token reads to a person (the report): byte-level BPE's GPT-2 characters decoded
+// to the text they stand for, "Ġ" (a leading space) shown as SentencePiece's word-start "▁", a token of
+// only spaces as "␣", bytes of a character split between tokens as <0xNN>; WordPiece ("##berries")
+// and Unigram ("▁straw") tokens as they are.
+std::string readable_token(const std::string& token, SubwordKind kind);
 
 class Tokenizer {
  public:

@@ -9,6 +9,7 @@
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "attnscan/error.hpp"
+#include "attnscan/tokenizer.hpp"
 #include "report/palette.hpp"
 
 namespace attnscan::report {
@@ -44,9 +45,18 @@ json stats_json(const HeadStats& s) {
           {"baseline_overall", mean_of_finite(s.baseline_mean)}};
 }
 
+// The tokens as a person reads them ("Ġst" -> "▁st", "Ã©" -> "é"); the raw ones stay in "tokens".
+std::vector<std::string> readable_tokens(const ResultFile& file, const std::vector<std::string>& tokens) {
+  const SubwordKind kind = subword_kind_named(file.root().subword_kind).value_or(SubwordKind::WordPiece);
+  std::vector<std::string> out;
+  for (const auto& t : tokens) out.push_back(readable_token(t, kind));
+  return out;
+}
+
 json example_json(const ResultFile& file, const ExampleView& e) {
   return {{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
-          {"label", e.label},       {"tokens", e.tokens}, {"segment", e.segment},       {"special", e.special},
+          {"label", e.label},       {"tokens", e.tokens}, {"readable", readable_tokens(file, e.tokens)},
+          {"segment", e.segment},   {"special", e.special},
           {"attention", e.attention.empty() ? json(nullptr) : json(encode_attention(e.attention))},
           {"layers", file.params().layers}, {"heads", file.params().heads}};
 }

@@ -141,6 +141,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
   RootInfo root = describe_run(req, model_dir, model);
   root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";
+  root.tokenizer = tokenizer.source();
+  root.subword_kind = to_string(tokenizer.kind());
   LayoutParams layout = output_layout(cfg, model.config);
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -71,6 +71,8 @@ void write_root(h5::File& f, const RootInfo& r) {
   f.set_attr("/", "detector_builds", r.identity.detector_builds);
   f.set_attr("/", "compute_platform", r.compute_platform);
   f.set_attr("/", "numerics", r.numerics);
+  f.set_attr("/", "tokenizer", r.tokenizer);
+  f.set_attr("/", "subword_kind", r.subword_kind);
   f.set_attr("/", "rows_read", static_cast<int64_t>(r.rows_read));
   f.set_attr("/", "examples_written", static_cast<int64_t>(r.examples_written));
   f.set_attr("/", "rows_skipped", static_cast<int64_t>(r.rows_skipped));
@@ -93,6 +95,8 @@ RootInfo read_root(const h5::File& f) {
   if (f.has_attr("/", "detector_builds")) r.identity.detector_builds = f.attr_string("/", "detector_builds");
   if (f.has_attr("/", "compute_platform")) r.compute_platform = f.attr_string("/", "compute_platform");
   if (f.has_attr("/", "numerics")) r.numerics = f.attr_string("/", "numerics");
+  if (f.has_attr("/", "tokenizer")) r.tokenizer = f.attr_string("/", "tokenizer");
+  r.subword_kind = f.has_attr("/", "subword_kind") ? f.attr_string("/", "subword_kind") : "WordPiece";  // older files: BERT only
   r.rows_read = static_cast<uint64_t>(f.attr_int("/", "rows_read"));
   r.examples_written = static_cast<uint64_t>(f.attr_int("/", "examples_written"));
   r.rows_skipped = static_cast<uint64_t>(f.attr_int("/", "rows_skipped"));

@@ -23,6 +23,8 @@ struct RootInfo {
   // The machine that finished the output (CPU, LibTorch, oneDNN, BLAS, bf16, HDF5), and one line per
   // distinct numerics (kernels, versions, threads) that computed any of its blocks.
   std::string compute_platform, numerics;
+  // The tokenizer file and what it holds (Tokenizer::source()), and its subword kind (to_string(SubwordKind)).
+  std::string tokenizer, subword_kind;
   uint64_t rows_read = 0, examples_written = 0, rows_skipped = 0, examples_truncated = 0, block_rows = 0;
   int64_t shard_index = 0, shard_count = 1;
 };

@@ -227,14 +227,15 @@
     const thLabel = el("span", { class: "threshold-value" }, controls, fmt(state.threshold, 3));
     const info = el("div", { class: "muted selection" }, fig, "");
     const scroll = el("div", { class: "scroll" }, fig);
-    const rowH = 16, colW = Math.max(90, 8 * Math.max(...ex.tokens.map((t) => t.length)) + 12), gap = 170;
+    const shown = ex.readable || ex.tokens;  // as a person reads them: "Ġst" -> "▁st"; raw in the tooltip
+    const rowH = 16, colW = Math.max(90, 8 * Math.max(...shown.map((t) => t.length)) + 12), gap = 170;
     const width = colW * 2 + gap + 20, height = n * rowH + 30;
     const svg = el("svg:svg", { width, height, "font-family": "monospace", "font-size": 12, class: "headview-svg" }, scroll);
     const caption = el("svg:text", { x: 4, y: 12, "font-family": "sans-serif", fill: "#444" }, svg, "");
     const linesG = el("svg:g", { class: "lines" }, svg);
     const xl = 6 + colW, xr = xl + gap;
     const leftTokens = [], rightTokens = [];
-    ex.tokens.forEach((t, i) => {
+    shown.forEach((t, i) => {
       const yy = 28 + i * rowH;
       const style = { "font-weight": ex.special[i] ? "bold" : "normal", fill: ex.special[i] ? "#8a1c7c" : (ex.segment[i] ? "#114a7a" : "#222") };
       const a = el("svg:text", Object.assign({ x: xl - 4, y: yy, "text-anchor": "end", class: "token left" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
@@ -242,6 +243,7 @@
       a.addEventListener("mouseenter", () => { state.hover = i; draw(); });
       a.addEventListener("mouseleave", () => { state.hover = null; draw(); });
       a.addEventListener("click", () => { state.pinned = state.pinned === i ? null : i; draw(); });
+      if (t !== ex.tokens[i]) [a, b].forEach((e) => el("svg:title", {}, e, "vocabulary token " + JSON.stringify(ex.tokens[i])));
       leftTokens.push(a); rightTokens.push(b);
     });
     function selectedToken() { return state.hover !== null ? state.hover : state.pinned; }
@@ -274,7 +276,7 @@
       const heading = `layer ${state.layer}, head${state.heads.size === 1 ? "" : "s"} ${[...state.heads].join(", ")} (0-indexed), ${state.filter}`;
       caption.textContent = heading;
       info.textContent = `${count} lines with weight >= ${fmt(state.threshold, 3)}` +
-        (q0 !== null ? `; token ${q0} '${ex.tokens[q0]}' selected (${state.pinned !== null ? "click it again to release" : "click to keep"})` : "; hover or click a token on the left to see only its lines");
+        (q0 !== null ? `; token ${q0} '${shown[q0]}' selected (${state.pinned !== null ? "click it again to release" : "click to keep"})` : "; hover or click a token on the left to see only its lines");
       fig.dataset.layer = state.layer;
       fig.dataset.heads = [...state.heads].join(",");
     }
