@@ -1,6 +1,7 @@
 // Forward-pass throughput of the encoder next to the fp32 GEMM peak measured in the same run.
 //
 //   forward_bench [--quick] [--threads N] [--model DIR]
+//   forward_bench --gemm-peak [--threads N]     (only the fp32 GEMM peak line; bench/compare_bench.py)
 //
 // Prints, per model / precision / batch / length: sequences/s, achieved GFLOP/s (useful FLOPs of the
 // padded batch, see BertEncoder::flops) and that rate as a share of the measured fp32 GEMM peak.
@@ -72,15 +73,16 @@ TokenBatch random_batch(int64_t batch, int64_t len, int64_t vocab, std::mt19937&
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, peak_only = false;
   int threads = 0;
   std::filesystem::path model_dir = default_model_dir();
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--gemm-peak")) peak_only = true;
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) model_dir = argv[++i];
     else {
-      std::fprintf(stderr, "usage: forward_bench [--quick] [--threads N] [--model DIR]\n");
+      std::fprintf(stderr, "usage: forward_bench [--quick | --gemm-peak] [--threads N] [--model DIR]\n");
       return 2;
     }
   }
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
   double peak = gemm_peak_gflops(quick ? 1024 : 2048, &onednn, &blas);
   std::printf("fp32 GEMM peak (%d^3): oneDNN %.1f GFLOP/s, BLAS %.1f GFLOP/s -> peak %.1f GFLOP/s\n\n",
               quick ? 1024 : 2048, onednn, blas, peak);
+  if (peak_only) return 0;
 
   struct Entry {
     std::string name;

@@ -92,6 +92,27 @@ TEST(EncoderShapes, BertBaseMultilingualCasedInFp16) {
   check_shape(test::bert_base_multilingual_cased_shape(), o);
 }
 
+// Without hidden states the last layer stops at its attention probabilities (issue 16): attention of
+// every layer stays bit-identical, and flops() counts what is executed. (The padded, per-example path
+// is compared the same way by check_shape's "same batch again".)
+TEST(Encoder, LastLayerStopsAtItsAttentionWithoutHiddenStates) {
+  auto dir = test::build_model(test::scratch_dir("enc_attention_only"), test::tiny_shape());
+  auto model = load_model(dir);
+  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  BertEncoder enc(model, EncoderOptions{});
+  Encoding e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
+  auto batch = TokenBatch::from_encodings({&e, &e}, tok.pad_id());  // no padding: one batched product
+  auto with = enc.forward(batch, /*hidden_states=*/true);
+  auto without = enc.forward(batch, /*hidden_states=*/false);
+  EXPECT_EQ(with.attention, without.attention);
+  EXPECT_TRUE(without.hidden_states.empty());
+  const auto& c = enc.config();
+  const double H = double(c.hidden_size), I = double(c.intermediate_size), L = double(c.num_layers);
+  const double T = 2.0 * 10.0, S = 10.0;
+  EXPECT_DOUBLE_EQ(enc.flops(2, 10, true), L * (2 * T * (4 * H * H + 2 * H * I) + 4 * T * S * H));
+  EXPECT_DOUBLE_EQ(enc.flops(2, 10, true) - enc.flops(2, 10), 2 * T * (H * H + 2 * H * I) + 2 * T * S * H);
+}
+
 TEST(Encoder, Bf16StaysCloseToFp32) {
   SKIP_WITHOUT_BF16();
   auto dir = test::build_model(test::scratch_dir("enc_bf16"), test::tiny_shape());

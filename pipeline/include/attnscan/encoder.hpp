@@ -57,8 +57,11 @@ class BertEncoder {
 
   const BertConfig& config() const;
   const EncoderOptions& options() const;
-  // Floating-point operations of one forward pass over a padded batch (multiply-add = 2).
-  double flops(int64_t batch, int64_t seq_len) const;
+  // Floating-point operations that forward() executes on a padded batch without padding between
+  // examples (multiply-add = 2): the GEMMs (QKV, QK^T, PV, attention output, FFN) of every layer,
+  // except that without hidden states the last layer stops after QK^T (nothing else of it reaches
+  // any attention). Embedding lookups, LayerNorms, softmax and activations are not counted.
+  double flops(int64_t batch, int64_t seq_len, bool hidden_states = false) const;
 
  private:
   struct Impl;

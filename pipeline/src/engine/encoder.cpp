@@ -212,13 +212,15 @@ BertEncoder::~BertEncoder() = default;
 const BertConfig& BertEncoder::config() const { return impl_->cfg; }
 const EncoderOptions& BertEncoder::options() const { return impl_->opt; }
 
-double BertEncoder::flops(int64_t batch, int64_t seq_len) const {
+double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) const {
   const auto& c = impl_->cfg;
   const double T = static_cast<double>(batch * seq_len), H = static_cast<double>(c.hidden_size);
   const double I = static_cast<double>(c.intermediate_size), S = static_cast<double>(seq_len);
-  const double per_layer = 2.0 * T * (4.0 * H * H + 2.0 * H * I)  // QKV, output, FFN
-                           + 2.0 * 2.0 * T * S * H;                 // QK^T and PV
-  return per_layer * static_cast<double>(c.num_layers);
+  const double qkv = 2.0 * T * 3.0 * H * H, scores = 2.0 * T * S * H;      // QKV; QK^T
+  const double rest = 2.0 * T * (H * H + 2.0 * H * I) + 2.0 * T * S * H;  // attention output, FFN; PV
+  const double layers = static_cast<double>(c.num_layers);
+  // Without hidden states the last layer stops at its attention probabilities (see Impl::forward).
+  return layers * (qkv + scores) + (hidden_states ? layers : layers - 1.0) * rest;
 }
 
 EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) const {
@@ -279,6 +281,10 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
   for (auto n : batch.lengths) ragged |= n != S;
   for (int64_t li = 0; li < c.num_layers; ++li) {
     const auto& L = m.layers[static_cast<std::size_t>(c.stored_layer(li))];
+    // No attention depends on the last layer's context, output projection, LayerNorms or FFN: without
+    // hidden states the last layer stops once its attention probabilities are stored. Every layer's
+    // attention is computed by the same operations either way, so it is bit-identical.
+    const bool attention_only = !want_hidden && li + 1 == c.num_layers;
     auto qkv = L.qkv(x).view({B, S, 3, NH, D});
     auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
     auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
@@ -289,21 +295,22 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
       if (bias.defined()) scores.add_(bias);
       auto probs = at::softmax(scores, -1);
       attn_out.select(1, li).copy_(probs);
-      ctx = at::matmul(probs, v);
+      if (!attention_only) ctx = at::matmul(probs, v);
     } else {
       // Each example on its own n x n block: the same operations on the same shapes as the pair
       // alone, so a pair gets identical numbers in any batch (padding changes BLAS blocking).
       // Padded query rows stay zero; they never reach a real token.
-      ctx = at::zeros({B, NH, S, D}, q.options());
+      if (!attention_only) ctx = at::zeros({B, NH, S, D}, q.options());
       for (int64_t b = 0; b < B; ++b) {
         const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
         auto scores = scaled_scores(q[b].narrow(-2, 0, n), k[b].narrow(-1, 0, n), scale, c.scale_query_first);
         if (bias.defined()) scores.add_(bias.narrow(-2, 0, n).narrow(-1, 0, n));
         auto probs = at::softmax(scores, -1);
         attn_out[b][li].narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
-        ctx[b].narrow(-2, 0, n).copy_(at::matmul(probs, v[b].narrow(-2, 0, n)));
+        if (!attention_only) ctx[b].narrow(-2, 0, n).copy_(at::matmul(probs, v[b].narrow(-2, 0, n)));
       }
     }
+    if (attention_only) break;
     ctx = ctx.permute({0, 2, 1, 3}).reshape({B * S, H});
     x = at::layer_norm(L.attn_out(ctx) + x, {H}, L.ln1_w, L.ln1_b, c.layer_norm_eps);
     auto inter = L.inter(x);

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The pipeline a researcher would write instead of attnscan (issue 16's baseline).
+
+  hf_baseline.py --model DIR --dataset FILE [--header] [--col-a 1] [--col-b 2] [--rows N]
+                 [--batch-size 32] [--threads N] --out OUT.h5
+
+Runs in the reference venv (transformers + torch + h5py + numpy):
+  - Hugging Face AutoModel with eager attention (attn_implementation="eager"), batches of 32 pairs in
+    file order, each batch padded to its longest pair, torch.set_num_threads(<cores>);
+  - every pair's attention cropped to its real tokens ([L, H, n, n]) and written with h5py as fp16,
+    one dataset per example (attention/<i>), plus examples/n_tokens;
+  - four seed metrics in numpy from the fp32 attention, per layer x head averaged over examples:
+    next-token mass (query i -> key i+1), previous-token mass (i -> i-1), [CLS]/begin-token mass
+    (every query -> key 0) and [SEP]/separator mass (every query -> the separator tokens), written to
+    metrics/<name> [L, H].
+
+The dataset is read as attnscan reads a tsv/csv without quoting: one row per line, fields split on tabs
+(STS-B's .csv files are tab-separated too), optional header line, 0-based column indices.
+"""
+import argparse
+import os
+import sys
+import time
+
+import h5py
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+
+def read_pairs(path, header, col_a, col_b, rows):
+    pairs = []
+    with open(path, encoding="utf-8", newline="") as f:
+        for line_no, line in enumerate(f):
+            if header and line_no == 0:
+                continue
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) <= max(col_a, col_b):
+                continue
+            pairs.append((fields[col_a], fields[col_b]))
+            if rows and len(pairs) >= rows:
+                break
+    return pairs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--header", action="store_true", help="the first line is a header")
+    ap.add_argument("--col-a", type=int, default=1)
+    ap.add_argument("--col-b", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=0, help="first N pairs (0 = all)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=0, help="0 = all cores")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    threads = a.threads or len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    t0 = time.perf_counter()
+    tok = AutoTokenizer.from_pretrained(a.model)
+    model = AutoModel.from_pretrained(a.model, attn_implementation="eager").eval()
+    pairs = read_pairs(a.dataset, a.header, a.col_a, a.col_b, a.rows)
+    cls_id, sep_id = tok.cls_token_id, tok.sep_token_id
+    L, NH = model.config.num_hidden_layers, model.config.num_attention_heads
+    sums = {k: np.zeros((L, NH), dtype=np.float64) for k in ("next_token", "prev_token", "cls", "sep")}
+    n_tokens = []
+
+    with h5py.File(a.out, "w") as f, torch.inference_mode():
+        grp = f.create_group("attention")
+        for start in range(0, len(pairs), a.batch_size):
+            chunk = pairs[start:start + a.batch_size]
+            enc = tok([p[0] for p in chunk], [p[1] for p in chunk], padding=True, truncation=True,
+                      return_tensors="pt")
+            out = model(**enc, output_attentions=True)
+            att = torch.stack(out.attentions, dim=1).numpy()  # [B, L, H, S, S] fp32
+            lengths = enc["attention_mask"].sum(dim=1).tolist()
+            ids = enc["input_ids"].numpy()
+            for b, n in enumerate(lengths):
+                a_b = att[b, :, :, :n, :n]  # [L, H, n, n]
+                grp.create_dataset(str(start + b), data=a_b.astype(np.float16))
+                n_tokens.append(n)
+                q = np.arange(n - 1)
+                sums["next_token"] += a_b[:, :, q, q + 1].mean(axis=-1)
+                sums["prev_token"] += a_b[:, :, q + 1, q].mean(axis=-1)
+                row_ids = ids[b, :n]
+                sums["cls"] += a_b[:, :, :, row_ids == cls_id][..., 0].mean(axis=-1)
+                sums["sep"] += a_b[:, :, :, row_ids == sep_id].sum(axis=-1).mean(axis=-1)
+        f.create_dataset("examples/n_tokens", data=np.asarray(n_tokens, dtype=np.uint32))
+        for k, v in sums.items():
+            f.create_dataset("metrics/" + k, data=(v / max(1, len(n_tokens))).astype(np.float32))
+    print(f"hf_baseline: {len(n_tokens)} pairs, {sum(n_tokens)} tokens, {threads} threads, "
+          f"{time.perf_counter() - t0:.2f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
