@@ -98,7 +98,7 @@ TEST(EncoderShapes, BertBaseMultilingualCasedInFp16) {
 TEST(Encoder, LastLayerStopsAtItsAttentionWithoutHiddenStates) {
   auto dir = test::build_model(test::scratch_dir("enc_attention_only"), test::tiny_shape());
   auto model = load_model(dir);
-  auto tok = WordPieceTokenizer::from_model_dir(dir, model.config);
+  auto tok = Tokenizer::from_model_dir(dir, model.config);
   BertEncoder enc(model, EncoderOptions{});
   Encoding e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e, &e}, tok.pad_id());  // no padding: one batched product
