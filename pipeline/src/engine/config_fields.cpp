@@ -31,6 +31,13 @@ void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, 
   c.embedding_size = c.hidden_size;
 }
 
+void read_positions_after_padding(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
+  c.position_offset = field_or<int64_t>(j, file, "pad_token_id", 1) + 1;
+  if (c.max_tokens() <= 0)
+    throw ModelError(file.string() + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
+                     " leaves no positions after pad_token_id + 1");
+}
+
 void read_bert_embeddings(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
   c.type_vocab_size = positive(j, file, "type_vocab_size");
   auto pos_type = field_or<std::string>(j, file, "position_embedding_type", "absolute");

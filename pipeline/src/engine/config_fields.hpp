@@ -42,6 +42,9 @@ void set_activation(BertConfig& c, const std::string& name, const std::filesyste
 // num_attention_heads, intermediate_size, max_position_embeddings, layer_norm_eps, hidden_act).
 void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c);
 
+// Positions that start after the padding id (RoBERTa, XLM-R, MPNet): position_offset = pad_token_id + 1.
+void read_positions_after_padding(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c);
+
 // BERT's and ELECTRA's embeddings: type_vocab_size token types and absolute positions only.
 void read_bert_embeddings(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c);
 

@@ -13,12 +13,9 @@ BertConfig read_mpnet(const nlohmann::json& j, const std::filesystem::path& file
   read_bert_like(j, file, c);
   c.token_types = false;
   c.type_vocab_size = 0;
-  c.position_offset = field_or<int64_t>(j, file, "pad_token_id", 1) + 1;
+  read_positions_after_padding(j, file, c);
   c.relative_attention_buckets = field_or<int64_t>(j, file, "relative_attention_num_buckets", 32);
   if (c.relative_attention_buckets < 2) throw ModelError(file.string() + ": relative_attention_num_buckets must be >= 2");
-  if (c.max_tokens() <= 0)
-    throw ModelError(file.string() + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
-                     " leaves no positions after pad_token_id + 1");
   return c;
 }
 

@@ -12,10 +12,7 @@ BertConfig read_roberta(const nlohmann::json& j, const std::filesystem::path& fi
   BertConfig c;
   read_bert_like(j, file, c);
   read_bert_embeddings(j, file, c);
-  c.position_offset = field_or<int64_t>(j, file, "pad_token_id", 1) + 1;
-  if (c.max_tokens() <= 0)
-    throw ModelError(file.string() + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
-                     " leaves no positions after pad_token_id + 1");
+  read_positions_after_padding(j, file, c);
   return c;
 }
 
