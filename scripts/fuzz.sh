@@ -14,7 +14,7 @@ cmake -S . -B "$build" -DATTNSCAN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_C
 cmake --build "$build" -j "${JOBS:-$(nproc)}"
 mkdir -p "$build/artifacts"
 status=0
-for target in tokenizer readers safetensors config; do
+for target in tokenizer readers safetensors config sentencepiece; do
   fuzzer="$build/tests/fuzz/${target}_fuzz"
   regressions=(tests/fuzz/regressions/$target/*)
   if [ -e "${regressions[0]}" ]; then

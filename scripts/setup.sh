@@ -30,7 +30,7 @@ log() {
 }
 
 # --- Debian packages ---------------------------------------------------------------------------
-packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev libsentencepiece-dev
+packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
           libboost-program-options-dev libboost-filesystem-dev libgtest-dev libhdf5-dev hdf5-filter-plugin libtbb-dev libssl-dev libstemmer-dev libdnnl-dev libcpuinfo-dev
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.

@@ -8,7 +8,7 @@
 //  - byte-level BPE (RoBERTa): vocab.json + merges.txt (+ tokenizer_config.json /
 //    special_tokens_map.json): the slow `RobertaTokenizer` (added tokens split out of the text with
 //    their lstrip/rstrip, add_prefix_space, the GPT-2 split pattern, byte-to-unicode map, BPE merges);
-//  - Unigram (SentencePiece: XLM-R, ALBERT): the `*.model` file through libsentencepiece, as the slow
+//  - Unigram (SentencePiece: XLM-R, ALBERT): the `*.model` file (read by attnscan itself), as the slow
 //    `XLMRobertaTokenizer` (fairseq's id offset) and `AlbertTokenizer` (remove_space, NFKD without
 //    combining marks, lowercasing, the "9," piece split) use it;
 //  - tokenizer.json: the Rust "fast" tokenizer of any of the three (normalizers, pre-tokenizers, added

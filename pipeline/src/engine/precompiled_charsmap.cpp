@@ -74,6 +74,30 @@ std::optional<std::string_view> PrecompiledCharsmap::first_prefix(std::string_vi
   return std::nullopt;
 }
 
+std::pair<std::string_view, std::size_t> PrecompiledCharsmap::longest_prefix(std::string_view key) const {
+  auto offset = [](uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); };
+  std::pair<std::string_view, std::size_t> best{{}, 0};
+  if (units_.empty()) return best;
+  std::size_t pos = offset(units_[0]);
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    pos ^= c;
+    if (pos >= units_.size()) break;
+    const uint32_t unit = units_[pos];
+    if ((unit & ((1u << 31) | 0xFFu)) != c) break;
+    pos ^= offset(unit);
+    if (pos >= units_.size()) break;
+    if ((unit >> 8) & 1u) {
+      const std::size_t start = units_[pos] & ((1u << 31) - 1);
+      if (start >= normalized_.size()) continue;  // a value outside the strings: not a rule
+      const std::size_t end = normalized_.find('\0', start);
+      best = {std::string_view(normalized_).substr(start, (end == std::string::npos ? normalized_.size() : end) - start),
+              i + 1};
+    }
+  }
+  return best;
+}
+
 std::u32string PrecompiledCharsmap::normalize(const std::u32string& text) const {
   std::string out;
   out.reserve(text.size());

@@ -4,11 +4,13 @@
 // then NUL-terminated replacement strings the trie's values point into. Applied as the `tokenizers`
 // crate applies it: per extended grapheme cluster (shorter than 6 UTF-8 bytes) the first (shortest)
 // prefix of the cluster found in the trie replaces the whole cluster; otherwise each character is
-// looked up alone.
+// looked up alone. The slow SentencePiece path (sentencepiece_model.cpp) uses longest_prefix instead,
+// as SentencePiece's own Normalizer does.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnscan::detail {
@@ -18,6 +20,9 @@ class PrecompiledCharsmap {
   // `blob`: the decoded precompiled_charsmap; throws std::runtime_error naming what is malformed.
   explicit PrecompiledCharsmap(std::string blob);
   std::u32string normalize(const std::u32string& text) const;
+  // SentencePiece's Normalizer::NormalizePrefix: the longest key of the trie that is a prefix of
+  // `text` (darts-clone commonPrefixSearch), as (replacement, bytes matched); bytes 0 when none.
+  std::pair<std::string_view, std::size_t> longest_prefix(std::string_view text) const;
 
  private:
   // The replacement of the shortest prefix of `key` in the trie, if any.

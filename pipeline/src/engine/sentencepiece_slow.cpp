@@ -1,9 +1,9 @@
-// SentencePiece models through libsentencepiece, as transformers' slow XLMRobertaTokenizer and
-// AlbertTokenizer (4.40) use them.
-#include <sentencepiece_processor.h>
+// SentencePiece models (read by attnscan: sentencepiece_model.hpp), as transformers' slow
+// XLMRobertaTokenizer and AlbertTokenizer (4.40) use them.
 #include <utf8proc.h>
 
 #include "attnscan/error.hpp"
+#include "engine/sentencepiece_model.hpp"
 #include "engine/subword_model.hpp"
 #include "engine/unicode_text.hpp"
 
@@ -28,7 +28,6 @@ std::u32string python_lower(const std::u32string& text) { return unicode::python
 class SentencePieceSlowModel final : public SentencePieceSlow {
  public:
   SentencePieceSlowModel(const std::filesystem::path& model_file, Options options);
-  ~SentencePieceSlowModel() override;
   Vocab vocab() const override;
   void set_added(std::vector<SlowAddedToken> added) override { added_ = std::move(added); }
   SentenceTokens tokenize(std::string_view text) const override;
@@ -37,7 +36,7 @@ class SentencePieceSlowModel final : public SentencePieceSlow {
   std::vector<std::string> pieces(const std::string& text) const;  // _tokenize
   int32_t piece_id(const std::string& piece) const;
 
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  SentencePieceModel sp_;
   Options options_;
   std::vector<SlowAddedToken> added_;
   std::vector<std::string> id_to_token_;
@@ -46,33 +45,29 @@ class SentencePieceSlowModel final : public SentencePieceSlow {
 }  // namespace
 
 SentencePieceSlowModel::SentencePieceSlowModel(const std::filesystem::path& model_file, Options options)
-    : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()), options_(std::move(options)) {
-  const auto status = sp_->Load(model_file.string());
-  if (!status.ok()) throw ModelError(model_file.string() + ": not a SentencePiece model: " + status.ToString());
-  const int n = sp_->GetPieceSize();
+    : sp_(SentencePieceModel::load(model_file)), options_(std::move(options)) {
+  const int n = sp_.size();
   if (options_.flavour == Flavour::XlmRoberta) {
     id_to_token_.resize(static_cast<std::size_t>(n) + 2);
-    for (int i = 0; i < n; ++i) id_to_token_[static_cast<std::size_t>(i) + 1] = sp_->IdToPiece(i);
+    for (int i = 0; i < n; ++i) id_to_token_[static_cast<std::size_t>(i) + 1] = sp_.id_to_piece(i);
     id_to_token_[0] = "<s>";
     id_to_token_[1] = "<pad>";
     id_to_token_[2] = "</s>";
     id_to_token_[3] = "<unk>";
     id_to_token_[static_cast<std::size_t>(n) + 1] = "<mask>";
   } else {
-    for (int i = 0; i < n; ++i) id_to_token_.push_back(sp_->IdToPiece(i));
+    for (int i = 0; i < n; ++i) id_to_token_.push_back(sp_.id_to_piece(i));
   }
 }
 
-SentencePieceSlowModel::~SentencePieceSlowModel() = default;
-
 Vocab SentencePieceSlowModel::vocab() const {
   std::vector<std::pair<std::string, int32_t>> entries;
-  const int n = sp_->GetPieceSize();
+  const int n = sp_.size();
   if (options_.flavour == Flavour::XlmRoberta) {  // fairseq's names win over SentencePiece's pieces
-    for (int i = 0; i < n; ++i) entries.emplace_back(sp_->IdToPiece(i), i + 1);
+    for (int i = 0; i < n; ++i) entries.emplace_back(sp_.id_to_piece(i), i + 1);
     for (int32_t id : {0, 1, 2, 3, n + 1}) entries.emplace_back(id_to_token_[static_cast<std::size_t>(id)], id);
   } else {
-    for (int i = 0; i < n; ++i) entries.emplace_back(sp_->IdToPiece(i), i);
+    for (int i = 0; i < n; ++i) entries.emplace_back(sp_.id_to_piece(i), i);
   }
   return Vocab(entries);
 }
@@ -85,10 +80,10 @@ int32_t SentencePieceSlowModel::piece_id(const std::string& piece) const {
     if (piece == "<pad>") return 1;
     if (piece == "</s>") return 2;
     if (piece == "<unk>") return 3;
-    const int id = sp_->PieceToId(piece);
+    const int id = sp_.piece_to_id(piece);
     return id ? id + 1 : 3;  // SentencePiece's unknown (0) is fairseq's <unk>
   }
-  return sp_->PieceToId(piece);
+  return sp_.piece_to_id(piece);
 }
 
 // The slow tokenizer's _tokenize of one chunk of text (added tokens already split out).
@@ -96,8 +91,7 @@ std::vector<std::string> SentencePieceSlowModel::pieces(const std::string& text_
   std::vector<std::string> out;
   auto encode = [&](const std::string& s) {
     std::vector<std::string> p;
-    const auto status = sp_->Encode(s, &p);
-    if (!status.ok()) throw Error("SentencePiece could not encode the text: " + status.ToString());
+    for (auto& piece : sp_.encode(s)) p.push_back(std::move(piece.first));
     return p;
   };
   if (options_.flavour == Flavour::XlmRoberta) return encode(text_utf8);
@@ -204,11 +198,9 @@ SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) cons
   return out;
 }
 
-namespace {
-std::shared_ptr<SentencePieceSlow> make(const std::filesystem::path& model_file, SentencePieceSlow::Options options) {
+std::shared_ptr<SentencePieceSlow> load_sentencepiece_slow(const std::filesystem::path& model_file,
+                                                           SentencePieceSlow::Options options) {
   return std::make_shared<SentencePieceSlowModel>(model_file, std::move(options));
 }
-const bool registered = (sentencepiece_factory() = &make, true);
-}  // namespace
 
 }  // namespace attnscan::detail

@@ -70,9 +70,4 @@ void push_added(SentenceTokens& out, const std::string& content, int32_t id, boo
   out.words.push_back(content);
 }
 
-SentencePieceFactory& sentencepiece_factory() {
-  static SentencePieceFactory factory = nullptr;
-  return factory;
-}
-
 }  // namespace attnscan::detail

@@ -11,10 +11,6 @@
 
 #include "attnscan/tokenizer.hpp"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace attnscan::detail {
 
 class SubwordModel {
@@ -122,15 +118,10 @@ class FastSubwordModel : public SubwordModel {
 };
 
 // ---------------------------------------------------------------------------------------------
-// SentencePiece models through libsentencepiece (sentencepiece_slow.cpp), as the slow
-// XLMRobertaTokenizer (fairseq's ids: <s> 0, <pad> 1, </s> 2, <unk> 3, SentencePiece's ids + 1,
-// <mask> last) and AlbertTokenizer (its own preprocessing, the "9," split) use them.
-//
-// Debian's libsentencepiece carries its own protobuf-lite and exports its symbols, which clash with
-// the libprotobuf LibTorch loads: a process linking both crashes during static initialisation. So the
-// implementation is the separate object library attnscan_sentencepiece, which registers its factory
-// when linked (the tokenizer tests and bench, no LibTorch); without it the factory is null and the
-// slow SentencePiece files are refused (Auto falls back to tokenizer.json).
+// SentencePiece models (sentencepiece_slow.cpp over sentencepiece_model.hpp, attnscan's own reader
+// and encoder of `*.model` files), as the slow XLMRobertaTokenizer (fairseq's ids: <s> 0, <pad> 1,
+// </s> 2, <unk> 3, SentencePiece's ids + 1, <mask> last) and AlbertTokenizer (its own preprocessing,
+// the "9," split) use them.
 class SentencePieceSlow : public SubwordModel {
  public:
   enum class Flavour { XlmRoberta, Albert };
@@ -144,9 +135,9 @@ class SentencePieceSlow : public SubwordModel {
   virtual void set_added(std::vector<SlowAddedToken> added) = 0;
 };
 
-// Loads `model_file` (ModelError naming it when it does not load).
-using SentencePieceFactory = std::shared_ptr<SentencePieceSlow> (*)(const std::filesystem::path& model_file,
-                                                                    SentencePieceSlow::Options options);
-SentencePieceFactory& sentencepiece_factory();  // null unless attnscan_sentencepiece is linked
+// Loads `model_file` (ModelError naming it, and the field, when it does not load or holds what
+// attnscan does not implement).
+std::shared_ptr<SentencePieceSlow> load_sentencepiece_slow(const std::filesystem::path& model_file,
+                                                           SentencePieceSlow::Options options);
 
 }  // namespace attnscan::detail

@@ -201,8 +201,7 @@ Tokenizer Tokenizer::from_model_dir(const std::filesystem::path& dir, const Bert
   if (file == TokenizerFile::Auto || file == TokenizerFile::Slow) {
     if (std::filesystem::exists(vocab_txt)) file = TokenizerFile::VocabTxt;
     else if (has_merges) file = TokenizerFile::VocabMerges;
-    else if (!spm.empty() && (detail::sentencepiece_factory() || file == TokenizerFile::Slow || !std::filesystem::exists(tokenizer_json)))
-      file = TokenizerFile::SentencePiece;
+    else if (!spm.empty()) file = TokenizerFile::SentencePiece;
     else if (file == TokenizerFile::Auto && std::filesystem::exists(tokenizer_json)) file = TokenizerFile::TokenizerJson;
     else
       throw ModelError(dir.string() + ": no " + (file == TokenizerFile::Slow ? "slow " : "") +
@@ -354,10 +353,6 @@ Tokenizer Tokenizer::from_vocab_merges(const std::filesystem::path& dir, const B
 Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const std::filesystem::path& model_file,
                                         const BertConfig& model) {
   using Slow = detail::SentencePieceSlow;
-  if (!detail::sentencepiece_factory())
-    throw ModelError(model_file.string() + ": the slow SentencePiece tokenizer is not available in this program "
-                     "(libsentencepiece's bundled protobuf clashes with LibTorch's); give the model directory its "
-                     "tokenizer.json (the fast tokenizer), which attnscan reads instead");
   Slow::Options o;
   std::string tokenizer_class;  // tokenizer_config.json's, for families the model_type does not name
   if (std::filesystem::exists(dir / "tokenizer_config.json")) {
@@ -387,7 +382,7 @@ Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const 
   const auto s = albert ? slow_specials(dir, {"[CLS]", "[SEP]", "<pad>", "<unk>", "[MASK]", "[CLS]", "[SEP]"})
                         : slow_specials(dir, {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<s>", "</s>"});
   if (albert) o.lowercase_skip = {s.bos, s.eos, s.unk, s.sep, s.pad, s.cls, s.mask};
-  auto sp = detail::sentencepiece_factory()(model_file, o);
+  auto sp = detail::load_sentencepiece_slow(model_file, o);
   Tokenizer t;
   t.kind_ = SubwordKind::Unigram;
   t.vocab_ = sp->vocab();
