@@ -376,7 +376,7 @@ Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const 
   } else {
     throw ModelError(model_file.string() + ": the slow SentencePiece tokenizer of model_type '" + model.model_type +
                      "' is not supported yet (supported: xlm-roberta as XLMRobertaTokenizer, albert as "
-                     "AlbertTokenizer); tokenizer.json would be read instead if present");
+                     "AlbertTokenizer); set tokenizer: tokenizer.json to read that file instead");
   }
   const bool albert = o.flavour == Slow::Flavour::Albert;
   const auto s = albert ? slow_specials(dir, {"[CLS]", "[SEP]", "<pad>", "<unk>", "[MASK]", "[CLS]", "[SEP]"})
