@@ -119,6 +119,46 @@ constexpr const char* kFilesWanted =
     "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model or spiece.model (Unigram, the slow "
     "XLMRobertaTokenizer / AlbertTokenizer), or tokenizer.json (the fast tokenizer: WordPiece, BPE or Unigram)";
 
+// What the slow BPE and SentencePiece loaders share: the added tokens, checked against config.json's
+// vocab_size, and the ids of the template's specials (an added token's, else the vocabulary's);
+// ModelError naming `file` when one has neither.
+struct SlowSpecialIds {
+  std::vector<detail::SlowAddedToken> added;
+  int32_t cls = 0, sep = 0, pad = 0, unk = 0;
+};
+
+SlowSpecialIds slow_special_ids(const std::filesystem::path& dir, const std::filesystem::path& file,
+                                const SlowSpecials& s, const Vocab& vocab, const BertConfig& model) {
+  SlowSpecialIds out;
+  out.added = slow_added(dir, s, [&](const std::string& tok) { return vocab.find(tok); });
+  int64_t max_id = static_cast<int64_t>(vocab.size()) - 1;
+  for (const auto& a : out.added) max_id = std::max<int64_t>(max_id, a.id);
+  if (max_id >= model.vocab_size)
+    throw ModelError(file.string() + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
+                     std::to_string(model.vocab_size));
+  auto id_of = [&](const std::string& tok, const char* what) {
+    for (const auto& a : out.added)
+      if (a.content == tok) return a.id;
+    const int32_t id = vocab.find(tok);
+    if (id < 0) throw ModelError(file.string() + ": " + what + " '" + tok + "' is not in the vocabulary");
+    return id;
+  };
+  out.cls = id_of(s.cls, "cls_token");
+  out.sep = id_of(s.sep, "sep_token");
+  out.pad = id_of(s.pad, "pad_token");
+  out.unk = id_of(s.unk, "unk_token");
+  return out;
+}
+
+// The special-token strings of a slow tokenizer in its TokenizerConfig.
+void set_special_strings(TokenizerConfig& c, const SlowSpecials& s) {
+  c.cls_token = s.cls;
+  c.sep_token = s.sep;
+  c.pad_token = s.pad;
+  c.unk_token = s.unk;
+  c.mask_token = s.mask;
+}
+
 }  // namespace
 
 const char* to_string(SubwordKind kind) {
@@ -310,20 +350,8 @@ Tokenizer Tokenizer::from_vocab_merges(const std::filesystem::path& dir, const B
   Tokenizer t;
   t.kind_ = SubwordKind::ByteLevelBpe;
   t.vocab_ = Vocab(entries);
-  int64_t max_id = static_cast<int64_t>(t.vocab_.size()) - 1;
   const auto s = slow_specials(dir, {"<s>", "</s>", "<pad>", "<unk>", "<mask>", "<s>", "</s>"});
-  auto added = slow_added(dir, s, [&](const std::string& tok) { return t.vocab_.find(tok); });
-  for (const auto& a : added) max_id = std::max<int64_t>(max_id, a.id);
-  if (max_id >= model.vocab_size)
-    throw ModelError(vocab_json.string() + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
-                     std::to_string(model.vocab_size));
-  auto id_of = [&](const std::string& tok, const char* what) {
-    for (const auto& a : added)
-      if (a.content == tok) return a.id;
-    const int32_t id = t.vocab_.find(tok);
-    if (id < 0) throw ModelError(vocab_json.string() + ": " + what + " '" + tok + "' is not in the vocabulary");
-    return id;
-  };
+  auto ids = slow_special_ids(dir, vocab_json, s, t.vocab_, model);
   bool add_prefix_space = false;
   if (std::filesystem::exists(dir / "tokenizer_config.json")) {
     const auto c = read_json_file(dir / "tokenizer_config.json");
@@ -332,20 +360,16 @@ Tokenizer Tokenizer::from_vocab_merges(const std::filesystem::path& dir, const B
   }
   t.config_ = load_tokenizer_config(dir, model);
   t.config_.do_lower_case = false;
-  t.config_.cls_token = s.cls;
-  t.config_.sep_token = s.sep;
-  t.config_.pad_token = s.pad;
-  t.config_.unk_token = s.unk;
-  t.config_.mask_token = s.mask;
-  t.cls_id_ = id_of(s.cls, "cls_token");
-  t.sep_id_ = id_of(s.sep, "sep_token");
-  t.pad_id_ = id_of(s.pad, "pad_token");
-  const int32_t unk_id = id_of(s.unk, "unk_token");
+  set_special_strings(t.config_, s);
+  t.cls_id_ = ids.cls;
+  t.sep_id_ = ids.sep;
+  t.pad_id_ = ids.pad;
+  const int32_t unk_id = ids.unk;
   // RobertaTokenizer.build_inputs_with_special_tokens: `<s> A </s></s> B </s>` whatever the family
   t.template_ = PairTemplate::roberta(s.cls, t.cls_id_, s.sep, t.sep_id_);
   t.source_ = std::string("vocab.json + merges.txt (byte-level BPE, RobertaTokenizer") +
               (add_prefix_space ? ", add_prefix_space" : "") + ", RoBERTa template)";
-  t.model_ = std::make_shared<detail::RobertaSlowModel>(t.vocab_, detail::BpeMerges(merges), std::move(added), unk_id,
+  t.model_ = std::make_shared<detail::RobertaSlowModel>(t.vocab_, detail::BpeMerges(merges), std::move(ids.added), unk_id,
                                                         add_prefix_space);
   return t;
 }
@@ -386,34 +410,18 @@ Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const 
   Tokenizer t;
   t.kind_ = SubwordKind::Unigram;
   t.vocab_ = sp->vocab();
-  auto added = slow_added(dir, s, [&](const std::string& tok) { return t.vocab_.find(tok); });
-  int64_t max_id = static_cast<int64_t>(t.vocab_.size()) - 1;
-  for (const auto& a : added) max_id = std::max<int64_t>(max_id, a.id);
-  if (max_id >= model.vocab_size)
-    throw ModelError(model_file.string() + ": token id " + std::to_string(max_id) + " but config.json says vocab_size " +
-                     std::to_string(model.vocab_size));
-  auto id_of = [&](const std::string& tok, const char* what) {
-    for (const auto& a : added)
-      if (a.content == tok) return a.id;
-    const int32_t id = t.vocab_.find(tok);
-    if (id < 0) throw ModelError(model_file.string() + ": " + what + " '" + tok + "' is not in the vocabulary");
-    return id;
-  };
+  auto ids = slow_special_ids(dir, model_file, s, t.vocab_, model);
   t.config_ = load_tokenizer_config(dir, model);
   t.config_.do_lower_case = albert && o.do_lower_case;
-  t.config_.cls_token = s.cls;
-  t.config_.sep_token = s.sep;
-  t.config_.pad_token = s.pad;
-  t.config_.unk_token = s.unk;
-  t.config_.mask_token = s.mask;
-  t.cls_id_ = id_of(s.cls, "cls_token");
-  t.sep_id_ = id_of(s.sep, "sep_token");
-  t.pad_id_ = id_of(s.pad, "pad_token");
+  set_special_strings(t.config_, s);
+  t.cls_id_ = ids.cls;
+  t.sep_id_ = ids.sep;
+  t.pad_id_ = ids.pad;
   t.template_ = albert ? PairTemplate::bert(s.cls, t.cls_id_, s.sep, t.sep_id_)
                        : PairTemplate::roberta(s.cls, t.cls_id_, s.sep, t.sep_id_);
   t.source_ = model_file.filename().string() + " (Unigram, SentencePiece, " +
               (albert ? "AlbertTokenizer, BERT" : "XLMRobertaTokenizer, RoBERTa") + " template)";
-  sp->set_added(std::move(added));
+  sp->set_added(std::move(ids.added));
   t.model_ = std::move(sp);
   return t;
 }
