@@ -5,7 +5,7 @@
 
 For each family: OUT/<name>/model/ (a model directory attnscan loads: randomly initialised HF model,
 fixed seed, small shapes, saved with safe_serialization=True, as a task checkpoint so that prefixes and
-task heads are exercised; its tokenizer files copied from a real model, or for RoBERTa, XLM-R and ALBERT
+task heads are exercised; its tokenizer files (slow and tokenizer.json) copied from a real model, or for RoBERTa, XLM-R and ALBERT
 from the tokenizers train_tokenizers.py made in --tokenizers), and OUT/<name>/reference/
 (pairs.json + attention.safetensors: the slow HF tokenizer's input ids and token type ids, the fast
 tokenizer's (tokenizer.json) ids as fast_ids.N where the directory has one, and eager fp32 attention of
@@ -139,7 +139,7 @@ def main():
         model_dir = os.path.join(args.out, name, "model")
         model.save_pretrained(model_dir, safe_serialization=True)
         copy_tokenizer(tok_dir, model_dir, TOKENIZER_FILES if args.tokenizers and tok_dir.startswith(args.tokenizers)
-                       else ["vocab.txt", "tokenizer_config.json", "special_tokens_map.json"])
+                       else ["vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"])
         tok = tf.AutoTokenizer.from_pretrained(model_dir, use_fast=False)
         fast = (tf.AutoTokenizer.from_pretrained(model_dir, use_fast=True)
                 if os.path.exists(os.path.join(model_dir, "tokenizer.json")) else None)

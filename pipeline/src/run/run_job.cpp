@@ -140,6 +140,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const LoadedModel model = load_model(model_dir);
   const auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
   RootInfo root = describe_run(req, model_dir, model);
+  root.identity.config_identity += "model family: " + describe(model.config) + "\n";
   root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";
   root.tokenizer = tokenizer.source();
   root.subword_kind = to_string(tokenizer.kind());
