@@ -38,7 +38,8 @@ import h5py
 import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-VENV_PYTHON = "/root/.cache/attnscan/tools-venv/bin/python"
+CACHE = os.environ.get("ATTNSCAN_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan")
+VENV_PYTHON = os.path.join(CACHE, "tools-venv", "bin", "python")  # scripts/setup.sh makes it
 DETECTORS = ["next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",
              "delimiter", "entropy"]
 
@@ -72,7 +73,8 @@ def gemm_peak(build):
 def model_flops(model_dir, n_tokens):
     with open(os.path.join(model_dir, "config.json")) as f:
         c = json.load(f)
-    H, I, L = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    key = lambda *names: next(c[k] for k in names if k in c)  # DistilBERT names them dim, hidden_dim, n_layers
+    H, I, L = key("hidden_size", "dim"), key("intermediate_size", "hidden_dim"), key("num_hidden_layers", "n_layers")
     n = np.asarray(n_tokens, dtype=np.float64)
     T, sq = n.sum(), (n * n).sum()
     layer = 2 * T * (4 * H * H + 2 * H * I) + 4 * sq * H
@@ -87,7 +89,7 @@ def n_tokens_of(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="/root/.cache/attnscan/models/all-MiniLM-L6-v2")
+    ap.add_argument("--model", default=os.environ.get("ATTNSCAN_MODEL") or os.path.join(CACHE, "models", "all-MiniLM-L6-v2"))
     ap.add_argument("--dataset", default=os.path.join(ROOT, "..", "shared", "datasets", "paws", "dev.tsv"))
     ap.add_argument("--header", dest="header", action="store_true", default=True)
     ap.add_argument("--no-header", dest="header", action="store_false")

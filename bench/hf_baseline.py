@@ -11,7 +11,8 @@ Runs in the reference venv (transformers + torch + h5py + numpy):
     one dataset per example (attention/<i>), plus examples/n_tokens;
   - four seed metrics in numpy from the fp32 attention, per layer x head averaged over examples:
     next-token mass (query i -> key i+1), previous-token mass (i -> i-1), [CLS]/begin-token mass
-    (every query -> key 0) and [SEP]/separator mass (every query -> the separator tokens), written to
+    (every query -> key 0) and [SEP]/separator mass (every query -> the separator tokens; counted by id, so a separator written in a sentence counts too,
+    where attnscan's delimiter counts the template's separators only), written to
     metrics/<name> [L, H].
 
 The dataset is read as attnscan reads a tsv/csv without quoting: one row per line, fields split on tabs

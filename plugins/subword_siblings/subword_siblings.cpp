@@ -1,4 +1,4 @@
-// subword_siblings: attention from a WordPiece to the other pieces of its word (straw <-> ##berries).
+// subword_siblings: attention from a subword piece to the other pieces of its word (straw <-> ##berries).
 #include <map>
 #include <utility>
 

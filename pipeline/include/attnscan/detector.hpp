@@ -56,7 +56,7 @@ struct DetectorInfo {
 // What a token is in the pair template, the same on every model family: BERT `[CLS] A [SEP] B [SEP]`
 // and RoBERTa/MPNet `<s> A </s></s> B </s>` both give Begin, A..., Separator(s), B..., Separator.
 enum class TokenRole : uint8_t {
-  Content,        // a WordPiece of sentence A or B
+  Content,        // a subword piece of sentence A or B
   Begin,          // the template's leading special, before A: [CLS] (BERT), <s> (RoBERTa, MPNet)
   Separator,      // a template special after A or after B: [SEP], </s>
   SpecialInText,  // a special token written in a sentence's text, e.g. a literal "[SEP]": it belongs to
@@ -65,7 +65,7 @@ enum class TokenRole : uint8_t {
 };
 
 struct Token {
-  std::string text;        // WordPiece, e.g. "##berries"
+  std::string text;        // the vocabulary's piece: WordPiece "##berries", byte-level BPE "Ġstraw", Unigram "▁straw"
   int32_t id = 0;
   TokenRole role = TokenRole::Content;
   uint8_t sentence = 0;    // 0: A, 1: B. Begin and the separators closing A belong to A; those after B to B

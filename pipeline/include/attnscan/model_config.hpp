@@ -24,7 +24,9 @@ struct BertConfig {
   std::string activation_name = "gelu";
   // What the family's architecture does, set by its loader (engine/families/); the encoder has no
   // per-family branches.
-  int64_t embedding_size = 0;              // embedding width; != hidden_size: a projection follows (ELECTRA)
+  int64_t embedding_size = 0;              // embedding width
+  bool project_embeddings = false;         // a linear layer maps embeddings to hidden_size (ELECTRA when
+                                           // narrower, ALBERT always)
   bool token_types = true;                 // token type embeddings exist (BERT, ELECTRA; not DistilBERT, MPNet)
   int64_t position_offset = 0;             // position id of the first token (MPNet, RoBERTa: padding_idx + 1)
   int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none

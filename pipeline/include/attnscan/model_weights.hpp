@@ -1,5 +1,6 @@
 #pragma once
-// Loads a Hugging Face BERT directory: config, tokenizer config and validated weights (memory-mapped).
+// Loads a Hugging Face model directory of a BERT-family model (families: engine/families/): config,
+// tokenizer config and validated weights (memory-mapped).
 #include <filesystem>
 #include <map>
 #include <memory>

@@ -105,6 +105,13 @@ enum class TokenizerFile {
   TokenizerJson,
 };
 
+// Whether `dir` has a file Tokenizer::from_model_dir can read, and the list of those files (for messages).
+bool has_tokenizer_file(const std::filesystem::path& dir);
+std::string tokenizer_files_wanted();
+
+// The `tokenizer` option (run) and `--tokenizer` (attend): "auto", "slow" or "tokenizer.json"; Error otherwise.
+TokenizerFile tokenizer_file_named(const std::string& choice);
+
 // The subword model a tokenizer uses.
 enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram };
 const char* to_string(SubwordKind kind);
@@ -167,7 +174,7 @@ class Tokenizer {
   TokenizerConfig config_;
   PairTemplate template_;
   LongestFirst truncation_ = LongestFirst::Transformers;
-  std::string source_ = "vocabulary (BertTokenizer, BERT template)";
+  std::string source_;  // set by every constructor
   int32_t cls_id_ = 0, sep_id_ = 0, pad_id_ = 0;
 };
 

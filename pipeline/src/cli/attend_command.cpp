@@ -79,13 +79,15 @@ nlohmann::json to_json(const LoadedModel& model, const Encoding& e, const Encode
 }  // namespace
 
 int attend_command(const std::vector<std::string>& args) {
-  std::string model_dir, a, b, precision = "fp32", device = "cpu";
+  std::string model_dir, a, b, precision = "fp32", device = "cpu", tokenizer_file = "auto";
   int64_t layer = -1, head = -1;
   int top = 3, threads = 0;
   std::size_t max_length = 0;
   po::options_description opts("attnscan attend: run one sentence pair through the model");
   opts.add_options()("help,h", "show this help")(
-      "model", po::value(&model_dir), "Hugging Face BERT directory (default: $ATTNSCAN_MODEL or the cached all-MiniLM-L6-v2)")(
+      "model", po::value(&model_dir), "Hugging Face model directory of a BERT-family model, docs/models.md (default: $ATTNSCAN_MODEL or the cached all-MiniLM-L6-v2)")(
+      "tokenizer", po::value(&tokenizer_file)->default_value("auto"),
+      "the model directory's tokenizer file: auto (the slow files when present, else tokenizer.json), slow or tokenizer.json")(
       "a", po::value(&a)->required(), "sentence A")("b", po::value(&b), "sentence B (omit for a single sentence)")(
       "layer", po::value(&layer), "layer to show (0-indexed); needs --head")(
       "head", po::value(&head), "head to show (0-indexed); needs --layer")(
@@ -107,9 +109,10 @@ int attend_command(const std::vector<std::string>& args) {
   if (model_dir.empty()) model_dir = default_model_dir().string();
   const Precision chosen = parse_precision(precision);
   require_precision(chosen, "--precision");  // before the model loads
+  const TokenizerFile file = tokenizer_file_named(tokenizer_file);
 
   LoadedModel model = load_model(model_dir);
-  auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config);
+  auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, file);
   Encoding enc = vm.count("b") ? tokenizer.encode_pair(a, b, max_length) : tokenizer.encode_single(a, max_length);
   if (layer >= model.config.num_layers || head >= model.config.num_heads)
     throw Error("--layer/--head out of range: the model has " + std::to_string(model.config.num_layers) +

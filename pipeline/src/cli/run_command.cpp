@@ -79,7 +79,7 @@ int run_command(const std::vector<std::string>& args) {
       "config,c", po::value(&config_file), "YAML configuration (see configs/)")(
       "set", po::value(&sets)->composing(), "override one option: --set key=value (repeatable)")(
       "output,o", po::value(&output), "output file (same as --set output.path=...)")(
-      "model", po::value(&model), "Hugging Face BERT directory (same as --set model=...)")(
+      "model", po::value(&model), "Hugging Face model directory of a BERT-family model (same as --set model=...)")(
       "shard", po::value(&shard)->default_value("0/1"),
       "process shard i of N (blocks b with b % N == i); auto: this SLURM array task's; auto/N: task id of N")(
       "overwrite", "discard an existing output or unfinished parts instead of resuming")(

@@ -24,7 +24,7 @@ struct Option {
 // The one table of options.
 const std::vector<Option>& table() {
   static const std::vector<Option> t = {
-      {"model", Kind::String, "", "Hugging Face BERT directory (empty: $ATTNSCAN_MODEL or the cached default)"},
+      {"model", Kind::String, "", "Hugging Face model directory of a BERT-family model, docs/models.md (empty: $ATTNSCAN_MODEL or the cached default)"},
       {"tokenizer", Kind::Choice, "auto",
        "the model directory's tokenizer file: auto (the slow tokenizer's files when present, else tokenizer.json), "
        "slow or tokenizer.json",
@@ -345,9 +345,7 @@ RunConfig ConfigBuilder::build() const {
   };
   RunConfig c;
   c.model = get("model");
-  c.tokenizer_file = get("tokenizer") == "slow"             ? TokenizerFile::Slow
-                     : get("tokenizer") == "tokenizer.json" ? TokenizerFile::TokenizerJson
-                                                            : TokenizerFile::Auto;
+  c.tokenizer_file = tokenizer_file_named(get("tokenizer"));
   c.dataset_format = get("dataset.format");
   auto& d = c.dataset;
   d.format = c.dataset_format == "jsonl" ? DatasetFormat::Jsonl

@@ -90,7 +90,8 @@ SentenceTokens RobertaSlowModel::tokenize(std::string_view text_utf8) const {
         if (id < 0) id = vocab_.find(piece);
         if (id < 0) id = unk_id_;
         out.ids.push_back(id);
-        const bool unknown = id == unk_id_ && vocab_.find(piece) < 0 && unk_id_ < static_cast<int32_t>(vocab_.size());
+        const bool unknown = id == unk_id_ && vocab_.find(piece) < 0 && unk_id_ >= 0 &&
+                             unk_id_ < static_cast<int32_t>(vocab_.size());
         out.pieces.push_back(unknown ? vocab_.token(unk_id_) : std::move(piece));
         out.word_index.push_back(word);
         out.special.push_back(0);

@@ -136,7 +136,7 @@ struct BertEncoder::Impl {
   EncoderOptions opt;
   at::Device device{at::kCPU};
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
-  std::optional<Linear> embed_project;  // ELECTRA: embedding_size -> hidden_size
+  std::optional<Linear> embed_project;  // ELECTRA, ALBERT: embedding_size -> hidden_size
   at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
   std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
 
@@ -181,7 +181,7 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   if (m.cfg.token_types) m.token_type = dense(e::kTokenType);
   m.emb_ln_w = dense(e::kLnW);
   m.emb_ln_b = dense(e::kLnB);
-  if (m.cfg.embedding_size != m.cfg.hidden_size)
+  if (m.cfg.project_embeddings)
     m.embed_project = make_linear(to_tensor(w.get(e::kProjectW)), to_tensor(w.get(e::kProjectB)), options, m.device);
   if (m.cfg.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
   for (int64_t i = 0; i < m.cfg.stored_layers(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "attnscan/error.hpp"
 #include "attnscan/tensor_names.hpp"
+#include "attnscan/tokenizer.hpp"
 #include "engine/families/family.hpp"
 
 namespace attnscan {
@@ -58,15 +59,9 @@ ModelFiles locate_model_files(const std::filesystem::path& dir) {
   if (!fs::is_directory(dir)) throw ModelError(dir.string() + ": model directory not found");
   ModelFiles f{dir, dir / "config.json", dir / "vocab.txt", dir / "model.safetensors"};
   if (!fs::exists(f.config_json)) throw ModelError(f.config_json.string() + ": missing from the model directory");
-  // Any file Tokenizer::from_model_dir reads (which names them all when none loads).
-  bool tokenizer = false;
-  for (const char* name : {"vocab.txt", "tokenizer.json", "sentencepiece.bpe.model", "spiece.model",
-                           "sentencepiece.model", "tokenizer.model"})
-    tokenizer = tokenizer || fs::exists(dir / name);
-  tokenizer = tokenizer || (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt"));
-  if (!tokenizer)
-    throw ModelError(dir.string() + ": no tokenizer: none of vocab.txt, vocab.json + merges.txt, a SentencePiece "
-                     "*.model (sentencepiece.bpe.model, spiece.model) or tokenizer.json in the model directory");
+  if (!has_tokenizer_file(dir))
+    throw ModelError(dir.string() + ": no tokenizer file in the model directory: attnscan reads " +
+                     tokenizer_files_wanted());
   if (!fs::exists(f.weights)) {
     std::string hint = fs::exists(dir / "pytorch_model.bin")
                            ? " (only pytorch_model.bin found: convert it to safetensors, see README)"

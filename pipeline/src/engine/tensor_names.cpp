@@ -14,7 +14,7 @@ std::vector<TensorSpec> required_tensors(const BertConfig& c) {
   if (c.token_types) specs.push_back({e::kTokenType, {c.type_vocab_size, E}});
   specs.push_back({e::kLnW, {E}});
   specs.push_back({e::kLnB, {E}});
-  if (E != H) {
+  if (c.project_embeddings) {
     specs.push_back({e::kProjectW, {H, E}});
     specs.push_back({e::kProjectB, {H}});
   }

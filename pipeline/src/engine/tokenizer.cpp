@@ -1,10 +1,12 @@
 #include "attnscan/tokenizer.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <functional>
 
 #include "attnscan/error.hpp"
+#include "engine/config_fields.hpp"
 #include "engine/json_file.hpp"
 #include "engine/subword_model.hpp"
 #include "engine/tokenizer_json.hpp"
@@ -75,19 +77,19 @@ std::vector<detail::SlowAddedToken> slow_added(const std::filesystem::path& dir,
         const auto& t = it.value();
         if (!t.is_object() || !t.contains("content") || !t["content"].is_string())
           throw ModelError(config.string() + ": added_tokens_decoder entry " + it.key() + " has no \"content\"");
-        if (t.value("single_word", false))
+        const auto flag = [&](const char* key, bool fallback) { return config_fields::field_or<bool>(t, config, key, fallback); };
+        if (flag("single_word", false))
           throw ModelError(config.string() + ": added token '" + t["content"].get<std::string>() +
                            "': single_word is not supported yet");
         detail::SlowAddedToken a;
         a.content = t["content"].get<std::string>();
-        try {
-          a.id = static_cast<int32_t>(std::stol(it.key()));
-        } catch (const std::exception&) {
-          throw ModelError(config.string() + ": added_tokens_decoder key '" + it.key() + "' is not an id");
-        }
-        a.lstrip = t.value("lstrip", false);
-        a.rstrip = t.value("rstrip", false);
-        a.special = t.value("special", true);
+        const std::string& key = it.key();
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), a.id);
+        if (ec != std::errc() || end != key.data() + key.size() || a.id < 0)
+          throw ModelError(config.string() + ": added_tokens_decoder key '" + key + "' is not a token id");
+        a.lstrip = flag("lstrip", false);
+        a.rstrip = flag("rstrip", false);
+        a.special = flag("special", true);
         out.push_back(std::move(a));
       }
     }
@@ -108,16 +110,20 @@ std::vector<detail::SlowAddedToken> slow_added(const std::filesystem::path& dir,
 }
 
 // The slow tokenizer's file of each kind in `dir`, "" when absent.
+constexpr const char* kSentencePieceFiles[] = {"sentencepiece.bpe.model", "spiece.model", "sentencepiece.model",
+                                               "tokenizer.model"};
+
 std::filesystem::path sentencepiece_file(const std::filesystem::path& dir) {
-  for (const char* name : {"sentencepiece.bpe.model", "spiece.model", "sentencepiece.model", "tokenizer.model"})
+  for (const char* name : kSentencePieceFiles)
     if (std::filesystem::exists(dir / name)) return dir / name;
   return {};
 }
 
 constexpr const char* kFilesWanted =
     "vocab.txt (WordPiece, the slow BertTokenizer), vocab.json + merges.txt (byte-level BPE, the slow "
-    "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model or spiece.model (Unigram, the slow "
-    "XLMRobertaTokenizer / AlbertTokenizer), or tokenizer.json (the fast tokenizer: WordPiece, BPE or Unigram)";
+    "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model, spiece.model, sentencepiece.model or "
+    "tokenizer.model (Unigram, the slow XLMRobertaTokenizer / AlbertTokenizer), or tokenizer.json (the fast "
+    "tokenizer: WordPiece, BPE or Unigram)";
 
 // What the slow BPE and SentencePiece loaders share: the added tokens, checked against config.json's
 // vocab_size, and the ids of the template's specials (an added token's, else the vocabulary's);
@@ -160,6 +166,21 @@ void set_special_strings(TokenizerConfig& c, const SlowSpecials& s) {
 }
 
 }  // namespace
+
+bool has_tokenizer_file(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  return fs::exists(dir / "vocab.txt") || fs::exists(dir / "tokenizer.json") || !sentencepiece_file(dir).empty() ||
+         (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt"));
+}
+
+std::string tokenizer_files_wanted() { return kFilesWanted; }
+
+TokenizerFile tokenizer_file_named(const std::string& choice) {
+  if (choice == "auto") return TokenizerFile::Auto;
+  if (choice == "slow") return TokenizerFile::Slow;
+  if (choice == "tokenizer.json") return TokenizerFile::TokenizerJson;
+  throw Error("tokenizer '" + choice + "': expected auto, slow or tokenizer.json");
+}
 
 const char* to_string(SubwordKind kind) {
   switch (kind) {
@@ -324,8 +345,10 @@ Tokenizer Tokenizer::from_vocab_merges(const std::filesystem::path& dir, const B
   if (!j.is_object() || j.empty()) throw ModelError(vocab_json.string() + ": expected a non-empty object of token -> id");
   std::vector<std::pair<std::string, int32_t>> entries;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= (1 << 24))
-      throw ModelError(vocab_json.string() + ": id of '" + it.key() + "' is not an integer in 0..2^24");
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= model.vocab_size)
+      throw ModelError(vocab_json.string() + ": id of '" + it.key() + "' is not an integer in 0.." +
+                       std::to_string(model.vocab_size - 1) + " (config.json's vocab_size " +
+                       std::to_string(model.vocab_size) + ")");
     entries.emplace_back(it.key(), it.value().get<int32_t>());
   }
   // merges.txt as RobertaTokenizer reads it: the first line (#version) and the last (empty after the
@@ -391,10 +414,11 @@ Tokenizer Tokenizer::from_sentencepiece(const std::filesystem::path& dir, const 
     o.do_lower_case = true;
     if (std::filesystem::exists(dir / "tokenizer_config.json")) {
       const auto c = read_json_file(dir / "tokenizer_config.json");
+      const auto file = dir / "tokenizer_config.json";
       if (c.is_object()) {
-        o.do_lower_case = c.value("do_lower_case", true);
-        o.remove_space = c.value("remove_space", true);
-        o.keep_accents = c.value("keep_accents", false);
+        o.do_lower_case = config_fields::field_or<bool>(c, file, "do_lower_case", true);
+        o.remove_space = config_fields::field_or<bool>(c, file, "remove_space", true);
+        o.keep_accents = config_fields::field_or<bool>(c, file, "keep_accents", false);
       }
     }
   } else {

@@ -200,21 +200,20 @@ SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
 
 SentenceTokens WordPieceModel::tokenize_fast(std::string_view text) const {
   SentenceTokens out;
+  bool at_start = true;  // Metaspace's prepend_scheme "first" prepends before the first chunk only
   for (const auto& piece : detail::split_added_tokens(*fast_, unicode::decode(text))) {
     if (piece.added >= 0) {
       const auto& a = fast_->added[static_cast<std::size_t>(piece.added)];
-      out.ids.push_back(a.id);
-      out.pieces.push_back(a.content);
-      out.word_index.push_back(static_cast<int32_t>(out.words.size()));
-      out.special.push_back(a.special ? 1 : 0);
-      out.words.push_back(a.content);
+      push_added(out, a.content, a.id, a.special);
+      at_start = false;
       continue;
     }
-    for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, piece.text)) {
+    for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, piece.text, at_start)) {
       std::string word = unicode::encode(w);
       wordpiece(word, static_cast<int32_t>(out.words.size()), false, out);
       out.words.push_back(std::move(word));
     }
+    at_start = false;
   }
   return out;
 }

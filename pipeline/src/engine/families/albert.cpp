@@ -12,8 +12,10 @@ BertConfig read_albert(const nlohmann::json& j, const std::filesystem::path& fil
   using namespace config_fields;
   BertConfig c;
   read_bert_like(j, file, c);
+  set_activation(c, field_or<std::string>(j, file, "hidden_act", "gelu_new"), file, "hidden_act");  // AlbertConfig's default
   read_bert_embeddings(j, file, c);
   c.embedding_size = positive(j, file, "embedding_size");
+  c.project_embeddings = true;  // embedding_hidden_mapping_in exists whatever the sizes
   c.shared_layer_groups = field_or<int64_t>(j, file, "num_hidden_groups", 1);
   if (c.shared_layer_groups <= 0 || c.shared_layer_groups > c.num_layers)
     throw ModelError(file.string() + ": num_hidden_groups must be between 1 and num_hidden_layers, got " +

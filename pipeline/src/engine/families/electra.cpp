@@ -14,6 +14,7 @@ BertConfig read_electra(const nlohmann::json& j, const std::filesystem::path& fi
   read_bert_embeddings(j, file, c);
   c.embedding_size = field_or<int64_t>(j, file, "embedding_size", c.hidden_size);
   if (c.embedding_size <= 0) throw ModelError(file.string() + ": field 'embedding_size' must be positive");
+  c.project_embeddings = c.embedding_size != c.hidden_size;  // ElectraEmbeddings projects only then
   return c;
 }
 
