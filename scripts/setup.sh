@@ -174,7 +174,7 @@ if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
   log "running the C++ unit tests under ASan + UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|fuzz_replay)$'
-  log "fuzzing the tokenizer, the dataset readers, the safetensors header, the YAML config and the SentencePiece model reader (${FUZZ_SECONDS:-60}s each)"
-  scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+  log "fuzzing the tokenizer, the dataset readers, the safetensors header, the YAML config and the SentencePiece model reader (${FUZZ_SECONDS:-30}s each)"
+  scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 fi
 log "all stages passed"
