@@ -12,12 +12,11 @@ text and cases for the BPE split pattern and SentencePiece's normalisation. Rows
 make_tokenizer_fixtures.py writes them, with "model" the directory name ("roberta", "xlm-roberta", "albert").
 """
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_tokenizer_fixtures import rows_for, texts_and_pairs  # noqa: E402
+from make_tokenizer_fixtures import texts_and_pairs, write_rows  # noqa: E402
 
 TOKENIZERS = ["roberta", "xlm-roberta", "albert"]
 SUBWORD_CASES = [
@@ -38,7 +37,6 @@ def main():
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
-    from transformers import AutoTokenizer
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     texts, pairs = texts_and_pairs(args.datasets, repo)
     seen = {t for _, t in texts}
@@ -55,14 +53,7 @@ def main():
             if not os.path.isdir(d):
                 print(f"{d}: absent, no reference for {name}")
                 continue
-            for kind in ("slow", "fast"):
-                tok = AutoTokenizer.from_pretrained(d, use_fast=(kind == "fast"))
-                assert tok.is_fast == (kind == "fast"), (name, kind, type(tok))
-                n = 0
-                for row in rows_for(name, kind, tok, texts, pairs):
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    n += 1
-                counts[f"{name} {kind} ({type(tok).__name__})"] = n
+            write_rows(out, name, d, ("slow", "fast"), texts, pairs, counts)
     os.replace(args.out + ".tmp", args.out)
     for k, n in counts.items():
         print(f"{args.out}: {k}: {n} rows")

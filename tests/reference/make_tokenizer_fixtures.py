@@ -59,6 +59,20 @@ def texts_and_pairs(datasets, repo):
     return texts, pairs + hard_pairs
 
 
+def write_rows(out, name, model_dir, kinds, texts, pairs, counts):
+    """The rows of each tokenizer kind ("slow", "fast") of model_dir as JSON lines into `out`; counts
+    gets "<name> <kind> (<class>)" -> rows written."""
+    from transformers import AutoTokenizer
+    for kind in kinds:
+        tok = AutoTokenizer.from_pretrained(model_dir, use_fast=(kind == "fast"))
+        assert tok.is_fast == (kind == "fast"), (name, kind, type(tok))
+        n = 0
+        for row in rows_for(name, kind, tok, texts, pairs):
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+        counts[f"{name} {kind} ({type(tok).__name__})"] = n
+
+
 def rows_for(name, kind, tok, texts, pairs):
     fast = kind == "fast"
     backend = tok._tokenizer if fast else None
@@ -145,7 +159,6 @@ def main():
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
-    from transformers import AutoTokenizer
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     texts, pairs = texts_and_pairs(args.datasets, repo)
     counts = {}
@@ -160,14 +173,7 @@ def main():
                 print(f"{d}: absent, no reference for {name}")
                 continue
             kinds = ["fast"] + (["slow"] if os.path.exists(os.path.join(d, "vocab.txt")) else [])
-            for kind in kinds:
-                tok = AutoTokenizer.from_pretrained(d, use_fast=(kind == "fast"))
-                assert tok.is_fast == (kind == "fast"), (name, kind, type(tok))
-                n = 0
-                for row in rows_for(name, kind, tok, texts, pairs):
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    n += 1
-                counts[f"{name} {kind} ({type(tok).__name__})"] = n
+            write_rows(out, name, d, kinds, texts, pairs, counts)
     os.replace(args.out + ".tmp", args.out)
     for k, n in counts.items():
         print(f"{args.out}: {k}: {n} rows")
