@@ -1,0 +1,112 @@
+"""One stored sentence pair and the reading of examples in contiguous chunks (memory bounded by the
+chunk, never by the number of examples)."""
+import numpy as np
+
+from .errors import FormatError
+from .layout import integers, strings
+from .tokens import make_tokens
+
+
+class Example:
+    """Example `position` of a result file: its row, sentences, label, tokens and (read when first
+    used) attention [L, H, n, n] float32 over the stored layers and heads."""
+
+    def __init__(self, store, position, fields, tokens, attention_offset):
+        self._store = store
+        self.position = position            # 0-based place in the file (result.example(position))
+        self.index = fields["index"]        # row index in the dataset (0-based, bad rows count)
+        self.row = fields["row"]            # 1-based line where the row starts in the source file
+        self.id = fields["id"]
+        self.sentence_a = fields["sentence_a"]
+        self.sentence_b = fields["sentence_b"]
+        self.has_label = fields["has_label"]
+        self.label = fields["label"] if self.has_label else None  # the label as written
+        self.label_value = fields["label_value"]  # numeric label (label_type: number), else NaN
+        self.truncated = fields["truncated"]
+        self.tokens = tokens
+        self._attention_offset = attention_offset
+        self._attention = None
+
+    @property
+    def n_tokens(self):
+        return len(self.tokens)
+
+    @property
+    def has_attention(self):
+        return self._attention_offset >= 0
+
+    @property
+    def layers(self):
+        """The model layers of attention's first axis."""
+        return list(self._store.layers)
+
+    @property
+    def heads(self):
+        """The model heads of attention's second axis."""
+        return list(self._store.heads)
+
+    @property
+    def attention(self):
+        """[L, H, n, n] float32 (stored layers x stored heads x query x key); NotStoredError when the
+        example has none."""
+        if self._attention is None:
+            self._attention = self._store.read(self.position, self._attention_offset, self.n_tokens)
+        return self._attention
+
+    def head(self, layer, head):
+        """[n, n] attention of model layer `layer`, head `head` (model indices, not stored positions)."""
+        return self.attention[self._store.layer_position(layer), self._store.head_position(head)]
+
+    @property
+    def sentence_b_start(self):
+        """Position of B's first token (the first token of segment 1)."""
+        return next((t for t, tok in enumerate(self.tokens) if tok.sentence == 1), len(self.tokens))
+
+    def __repr__(self):
+        return f"<attnscan.Example {self.position} id={self.id!r} n_tokens={self.n_tokens} label={self.label!r}>"
+
+
+class ExampleReader:
+    """Reads examples begin..end-1 of the file's examples/* and tokens/* columns in one pass each."""
+
+    def __init__(self, f, path, store):
+        self.f, self.path, self.store = f, path, store
+        self.n = len(f["examples/index"])
+        self.n_values = len(f["tokens/id"])
+
+    def read(self, begin, end):
+        """Example objects for positions begin..end-1."""
+        e, t = self.f["examples"], self.f["tokens"]
+        if end <= begin:
+            return []
+        cols = {c: integers(e[c], begin, end) for c in ("index", "row", "n_tokens", "token_offset",
+                                                        "attention_offset", "has_label", "truncated")}
+        for c in ("id", "sentence_a", "sentence_b", "label"):
+            cols[c] = strings(e[c], begin, end)
+        cols["label_value"] = np.asarray(e["label_value"][begin:end], dtype=np.float64)
+        first, last = self.token_span(cols, begin)
+        tok = {c: t[c][first:last] for c in ("id", "segment", "word_index", "special")}
+        text, word = strings(t["text"], first, last), strings(t["word"], first, last)
+        out = []
+        for k in range(end - begin):
+            a = int(cols["token_offset"][k]) - first
+            b = a + int(cols["n_tokens"][k])
+            tokens = make_tokens(text[a:b], tok["id"][a:b], tok["segment"][a:b], tok["word_index"][a:b],
+                                 word[a:b], tok["special"][a:b])
+            fields = {c: (cols[c][k].item() if hasattr(cols[c][k], "item") else cols[c][k])
+                      for c in ("index", "row", "id", "sentence_a", "sentence_b", "label", "label_value")}
+            fields["has_label"] = bool(cols["has_label"][k])
+            fields["truncated"] = bool(cols["truncated"][k])
+            out.append(Example(self.store, begin + k, fields, tokens, int(cols["attention_offset"][k])))
+        return out
+
+    def token_span(self, cols, begin):
+        """The range of tokens/* rows the examples' tokens lie in, after checking each one's range."""
+        starts, counts = cols["token_offset"], cols["n_tokens"]
+        ends = starts + counts
+        bad = np.nonzero((starts < 0) | (counts < 0) | (ends > self.n_values))[0]
+        if len(bad):
+            k = int(bad[0])
+            raise FormatError(f"{self.path}: example {begin + k}'s tokens {int(starts[k])}..{int(ends[k])} lie outside "
+                              f"the {self.n_values} rows of tokens/*")
+        return int(starts.min()), int(ends.max())

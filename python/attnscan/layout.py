@@ -1,0 +1,86 @@
+"""What the reader knows of the file layout (docs/hdf5-layout.md): versions, required paths, and the
+checked opening of a file."""
+import os
+
+import h5py
+import numpy as np
+
+from .errors import FormatError
+
+FORMAT_NAME = "attnscan"
+OLDEST_FORMAT_VERSION = 1
+NEWEST_FORMAT_VERSION = 2  # version 2 = version 1 + checksums; the reader needs neither's extras
+
+EXAMPLE_COLUMNS = ("index", "row", "id", "sentence_a", "sentence_b", "label", "has_label", "label_value",
+                   "n_tokens", "truncated", "token_offset", "attention_offset")
+TOKEN_COLUMNS = ("id", "text", "word", "segment", "word_index", "special")
+ATTENTION_ATTRIBUTES = ("layers", "heads", "model_layers", "model_heads", "dtype")
+ATTENTION_DTYPES = {"float16": np.float16, "float32": np.float32, "uint8": np.uint8}
+
+
+def open_file(path):
+    """The h5py file at `path`, read-only, after checking that it is an attnscan result of a known
+    format_version with every dataset the reader uses; FormatError naming the file otherwise."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FormatError(f"{path}: no such file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise FormatError(f"{path}: not a readable HDF5 file ({e})") from None
+    try:
+        check(f, path)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def check(f, path):
+    if f.attrs.get("format") != FORMAT_NAME:
+        raise FormatError(f"{path}: not an attnscan result (root attribute format is "
+                          f"{f.attrs.get('format')!r}, expected {FORMAT_NAME!r}); make one with `attnscan run`")
+    if "format_version" not in f.attrs:
+        raise FormatError(f"{path}: no root attribute format_version")
+    version = int(f.attrs["format_version"])
+    if version > NEWEST_FORMAT_VERSION:
+        raise FormatError(f"{path}: format_version {version} is newer than this reader knows (it reads versions "
+                          f"{OLDEST_FORMAT_VERSION} to {NEWEST_FORMAT_VERSION}); upgrade the attnscan Python package "
+                          "(pip install ./python from the attnscan that wrote the file)")
+    if version < OLDEST_FORMAT_VERSION:
+        raise FormatError(f"{path}: format_version {version} is not a version attnscan ever wrote "
+                          f"(known: {OLDEST_FORMAT_VERSION} to {NEWEST_FORMAT_VERSION})")
+    missing = [f"examples/{c}" for c in EXAMPLE_COLUMNS if f"examples/{c}" not in f]
+    missing += [f"tokens/{c}" for c in TOKEN_COLUMNS if f"tokens/{c}" not in f]
+    if "attention/values" not in f:
+        missing.append("attention/values")
+    if missing:
+        raise FormatError(f"{path}: missing dataset(s) {', '.join(missing)}: damaged or not written by attnscan run")
+    absent = [a for a in ATTENTION_ATTRIBUTES if a not in f["attention"].attrs]
+    if absent:
+        raise FormatError(f"{path}: the attention group lacks the attribute(s) {', '.join(absent)}")
+    dtype = f["attention"].attrs["dtype"]
+    if dtype not in ATTENTION_DTYPES:
+        raise FormatError(f"{path}: attention dtype {dtype!r} is none of {', '.join(ATTENTION_DTYPES)}")
+    if np.dtype(ATTENTION_DTYPES[dtype]) != f["attention/values"].dtype:
+        raise FormatError(f"{path}: attention/values is {f['attention/values'].dtype}, "
+                          f"but the attention attribute dtype says {dtype}")
+    n = len(f["examples/index"])
+    uneven = [c for c in EXAMPLE_COLUMNS if len(f[f"examples/{c}"]) != n]
+    if uneven:
+        raise FormatError(f"{path}: examples/{uneven[0]} has {len(f[f'examples/' + uneven[0]])} entries, "
+                          f"examples/index {n}")
+    for c in ("token_offset", "attention_offset", "n_tokens"):
+        if f[f"examples/{c}"].dtype.kind not in "iu":
+            raise FormatError(f"{path}: examples/{c} is {f[f'examples/{c}'].dtype}, not an integer type")
+
+
+def integers(dataset, begin, end):
+    """dataset[begin:end] as int64, whether stored signed or unsigned (offsets and counts become
+    signed int64 in a later layout; unsigned files still read)."""
+    return np.asarray(dataset[begin:end]).astype(np.int64, copy=False)
+
+
+def strings(dataset, begin, end):
+    """A variable-length UTF-8 string column's entries begin..end-1 as a list of str."""
+    return list(dataset.asstr()[begin:end])

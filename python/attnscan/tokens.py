@@ -1,0 +1,31 @@
+"""One token of an example, with the role a detector sees (docs/hdf5-layout.md, tokens/special)."""
+from typing import NamedTuple
+
+# A template special of the pair template's prefix ([CLS] for BERT, <s> for RoBERTa/MPNet; every template
+# attnscan has puts exactly one token there, and truncation never removes it).
+BEGIN, SEPARATOR, SPECIAL_IN_TEXT, CONTENT = "Begin", "Separator", "SpecialInText", "Content"
+TEMPLATE_PREFIX_LENGTH = 1
+
+
+class Token(NamedTuple):
+    text: str        # the vocabulary's piece as written (subword_kind says how to read it)
+    id: int          # vocabulary id
+    role: str        # Begin, Separator, SpecialInText or Content
+    sentence: int    # 0: [CLS] A [SEP] (<s> A </s></s>), 1: B [SEP] (B </s>)
+    word_index: int  # word within its own sentence; -1 for template specials
+    word: str        # the whole word the piece belongs to
+    special: bool    # a template special or a special token written in the text
+
+
+def role(position, special, word_index):
+    if not special:
+        return CONTENT
+    if word_index >= 0:
+        return SPECIAL_IN_TEXT
+    return BEGIN if position < TEMPLATE_PREFIX_LENGTH else SEPARATOR
+
+
+def make_tokens(text, ids, segment, word_index, word, special):
+    """Token tuples from one example's slices of the tokens/* columns."""
+    return [Token(text[t], int(ids[t]), role(t, bool(special[t]), int(word_index[t])), int(segment[t]),
+                  int(word_index[t]), word[t], bool(special[t])) for t in range(len(text))]
