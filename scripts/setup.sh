@@ -37,7 +37,10 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
 # The report's tests open it in headless Chromium through Selenium.
 # The sanitizer build uses gcc; fuzzing uses clang's libFuzzer; `attnscan slurm` is tested against a
 # single-node SLURM that the tests start.
+# The Python reader's tests (tests/python) also read configs with PyYAML, make frames with pandas and
+# xarray, and pip-install python/ offline with Debian's setuptools.
 [ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium python3-scipy
+                                 python3-yaml python3-pandas python3-xarray python3-setuptools
                                  clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""The Python reader (python/attnscan) on files that `attnscan run` / `merge` write here: every value
+it hands out equals what h5py reads with the recipes of docs/hdf5-layout.md (tests/e2e/h5_recipes.py),
+and to_hf equals Hugging Face's output_attentions for the same pair.
+
+  reader_test.py ATTNSCAN_BINARY TEST_NAME     ("all" runs each)
+
+Exit 0 on success, 1 on failure, 77 when something needed is absent (the message says what).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import attnscan  # noqa: E402
+from h5_recipes import attention as recipe_attention  # noqa: E402
+from h5_recipes import tokens as recipe_tokens  # noqa: E402
+from harness import Skip, model_dir  # noqa: E402
+from harness import main as harness_main  # noqa: E402
+
+BIN = WORK = None
+CACHE = os.environ.get("ATTNSCAN_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan")
+VENV_PYTHON = os.path.join(CACHE, "tools-venv", "bin", "python")  # scripts/setup.sh makes it
+LABELS = ("yes", "no", "maybe")
+
+
+def out(name):
+    return os.path.join(WORK, name)
+
+
+def attnscan_cli(*args, check=True):
+    p = subprocess.run([BIN, *args], cwd=ROOT, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"attnscan {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+# Words that match only by their stem (for a detector configured twice, exact and stem).
+STEM_PAIRS = ("She plays and played games.\tPlaying is fun.", "The runner runs.\tWe walked while walking home.")
+
+
+def pairs_file(rows=24, extra=()):
+    """`rows` distinct pairs from data/sample_pairs.tsv's sentences with a string label (row 5's empty),
+    then the `extra` pairs (labelled "extra")."""
+    lines = open(os.path.join(ROOT, "data", "sample_pairs.tsv"), encoding="utf-8").read().splitlines()[1:]
+    a = [r.split("\t")[0] for r in lines]
+    b = [r.split("\t")[1] for r in lines]
+    path = out("pairs.tsv")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("sentence1\tsentence2\tlabel\n")
+        for k in range(rows):
+            label = "" if k == 5 else LABELS[k % 3]
+            f.write(f"{a[k % 10]}\t{b[(k * 3) % 10]}{' ' + a[k // 10] if k >= 10 else ''}\t{label}\n")
+        for pair in extra:
+            f.write(pair + "\textra\n")
+    return path
+
+
+def run_file(name, data, *sets, detectors="next_token,delimiter,same_sentence_match", shard=None, label="label"):
+    path = out(name)
+    args = ["run", "--set", "dataset.path=" + data, "--set", "dataset.label=" + label, "--set", "detectors=" + detectors,
+            "-o", path, "--no-progress"]
+    for s in sets:
+        args += ["--set", s]
+    if shard:
+        args += ["--shard", shard]
+    attnscan_cli(*args)
+    return path
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def check_against_h5py(path):
+    """Every example, token, attention value, score and aggregate the reader gives equals the recipe's."""
+    with attnscan.open(path) as r, h5py.File(path, "r") as f:
+        n = len(f["examples/index"])
+        assert len(r) == n and r.counts["examples_written"] == n, (len(r), r.counts)
+        assert r.format_version == f.attrs["format_version"] and r.model["sha256"] == f.attrs["model_sha256"]
+        assert r.model["config"]["model_type"] == "bert" and r.dataset["sha256"] == f.attrs["dataset_sha256"]
+        g = f["attention"]
+        assert r.layers == list(g.attrs["layers"]) and r.heads == list(g.attrs["heads"]), (r.layers, r.heads)
+        assert r.attention_dtype == g.attrs["dtype"] == r.config["output"]["dtype"]
+        assert r.compression == g.attrs["compression"] == r.config["output"]["compression"]
+        outputs = list(f["scores"].attrs["outputs"])
+        assert r.outputs == outputs
+        for d in r.detectors:
+            a = f["scores/" + d["name"]].attrs
+            assert (d["version"], d["parameters"], d["plugin"]) == (a["version"], a["parameters"], a["plugin"]), d
+            assert d["plugin_sha256"] and len(d["plugin_sha256"]) == 64, d
+        streamed = list(r)  # the streaming iterator must give what example(i) gives
+        assert [e.position for e in streamed] == list(range(n))
+        with_attention = 0
+        for i in range(n):
+            e = r.example(i)
+            s = streamed[i]
+            assert (e.id, e.sentence_a, e.label) == (s.id, s.sentence_a, s.label) and e.tokens == s.tokens
+            assert e.id == f["examples/id"].asstr()[i] and e.sentence_b == f["examples/sentence_b"].asstr()[i]
+            assert e.index == f["examples/index"][i] and e.row == f["examples/row"][i]
+            has = bool(f["examples/has_label"][i])
+            assert e.label == (f["examples/label"].asstr()[i] if has else None), (e.label, has)
+            assert [t.text for t in e.tokens] == recipe_tokens(f, i)
+            t0, k = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
+            assert [t.id for t in e.tokens] == list(f["tokens/id"][t0:t0 + k])
+            assert [t.sentence for t in e.tokens] == list(f["tokens/segment"][t0:t0 + k])
+            assert [t.word_index for t in e.tokens] == list(f["tokens/word_index"][t0:t0 + k])
+            assert [t.word for t in e.tokens] == list(f["tokens/word"].asstr()[t0:t0 + k])
+            special = f["tokens/special"][t0:t0 + k]
+            roles = ["Content" if not sp else "SpecialInText" if w >= 0 else "Begin" if p == 0 else "Separator"
+                     for p, (sp, w) in enumerate(zip(special, f["tokens/word_index"][t0:t0 + k]))]
+            assert [t.role for t in e.tokens] == roles and roles[0] == "Begin" and roles[-1] == "Separator"
+            assert e.sentence_b_start == int(np.argmax(f["tokens/segment"][t0:t0 + k] == 1))
+            expected = recipe_attention(f, i)
+            assert e.has_attention == (expected is not None)
+            if expected is None:
+                expect_error(attnscan.NotStoredError, lambda: e.attention, f"example {i} has no stored attention")
+                continue
+            with_attention += 1
+            assert e.attention.dtype == np.float32 and e.attention.shape == expected.shape
+            worst = float(np.abs(e.attention - expected).max())
+            assert worst <= (1e-7 if r.attention_dtype == "uint8" else 0.0), (path, i, worst)
+            assert same(e.head(r.layers[-1], r.heads[0]), e.attention[-1, 0])
+        assert with_attention == int(r.has_attention().sum())
+        for key in outputs:
+            s, g = r.scores(key), f["scores/" + key]
+            assert same(s.values, g["values"][...]) and same(s.baseline, g["baseline"][...]), key
+            assert s.values.shape == (n, r.model_layers, r.model_heads)  # every model head, whatever is stored
+            agg = r.aggregates(key)
+            for name in ("mean", "std", "count", "ci_low", "ci_high", "baseline_mean"):
+                assert same(agg[name], g[name][...]), (key, name)
+            assert agg["ci_method"] == g.attrs["ci_method"]
+        for label in LABELS:
+            expected = [i for i in range(n) if f["examples/has_label"][i] and f["examples/label"].asstr()[i] == label]
+            assert [e.position for e in r.where(label=label)] == expected, label
+            assert list(r.where(label=label).positions) == expected
+        return n, with_attention
+
+
+def expect_error(kind, fn, *phrases):
+    try:
+        fn()
+    except kind as e:
+        for p in phrases:
+            assert p in str(e), (p, str(e))
+        return str(e)
+    raise AssertionError(f"no {kind.__name__} raised (expected one saying {phrases})")
+
+
+# --- tests -------------------------------------------------------------------------------------------
+
+def test_every_dtype_compression_and_subset_equal_h5py():
+    """fp16/fp32/uint8, none/deflate/lz4, all and subset layers and heads, attention every row and every 3rd."""
+    model_dir()
+    data = pairs_file()
+    runs = [("f16.h5", "output.dtype=float16", "output.compression=none"),
+            ("f32_deflate_subset.h5", "output.dtype=float32", "output.compression=deflate", "output.layers=1,3",
+             "output.heads=0-2,7"),
+            ("u8_lz4_every3.h5", "output.dtype=uint8", "output.compression=lz4", "output.layers=5", "output.heads=11",
+             "output.attention_every=3"),
+            ("f16_deflate_blocks.h5", "output.dtype=float16", "output.compression=deflate", "pipeline.block_rows=5")]
+    for name, *sets in runs:
+        path = run_file(name, data, *sets)
+        n, stored = check_against_h5py(path)
+        print(f"{name}: {n} examples, {stored} with attention: equal to the h5py recipes")
+        assert n == 24 and stored == (8 if "every3" in name else 24), (n, stored)
+    with attnscan.open(out("u8_lz4_every3.h5")) as r:
+        expect_error(attnscan.NotStoredError, lambda: r.example(0).head(4, 11), "layer 4 is not stored", "stored layers: 5")
+        expect_error(attnscan.NotStoredError, lambda: r.to_circuitsvis(0, 2), "layer 2 is not stored")
+        expect_error(IndexError, lambda: r.example(24), "example 24 out of range", "24 examples")
+        assert r.example(-1).position == 23
+        e = r.example(0)
+        assert abs(float(e.attention.sum(-1).mean()) - 1) < 5e-3  # rows sum to 1 after decoding uint8
+
+
+def test_scores_only_and_aliases():
+    """output.attention_every=0 with an `as:` alias: scores equal those of a run storing attention;
+    asking for attention is a clear error."""
+    model_dir()
+    data = pairs_file(extra=STEM_PAIRS)
+    cfg = out("alias.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"dataset:\n  path: {data}\n  label: label\ndetectors:\n  - same_sentence_match\n"
+                "  - {name: same_sentence_match, match: stem, as: same_sentence_stem}\n  - delimiter\n")
+    paths = {}
+    for name, sets in (("scores_only.h5", ["output.attention_every=0", "output.compression=deflate"]),
+                       ("with_attention.h5", [])):
+        paths[name] = out(name)
+        args = ["run", "-c", cfg, "-o", paths[name], "--no-progress"]
+        for s in sets:
+            args += ["--set", s]
+        attnscan_cli(*args)
+    check_against_h5py(paths["scores_only.h5"])
+    with attnscan.open(paths["scores_only.h5"]) as r, attnscan.open(paths["with_attention.h5"]) as full:
+        assert r.config["output"]["attention_every"] == 0 and not r.has_attention().any()
+        alias = next(d for d in r.detectors if d["name"] == "same_sentence_stem")
+        assert alias["plugin"] == "same_sentence_match" and alias["parameters"] == "match=stem", alias
+        assert alias["outputs"] == ["same_sentence_match"] and alias["version"] == "1.0", alias
+        assert r.resolve("same_sentence_stem") == "same_sentence_stem/same_sentence_match"
+        for key in full.outputs:
+            assert same(r.scores(key).values, full.scores(key).values), key
+        assert not same(r.scores("same_sentence_stem").values, r.scores("same_sentence_match").values)
+        msg = expect_error(attnscan.NotStoredError, lambda: r.example(3).attention, "example 3 has no stored attention")
+        print("scores only:", msg)
+        expect_error(attnscan.NotStoredError, lambda: r.to_hf(3), "no stored attention")
+        expect_error(attnscan.NotStoredError, lambda: r.scores("delimiter"), "several outputs", "delimiter/sep")
+        expect_error(attnscan.NotStoredError, lambda: r.scores("entropy"), "no detector output 'entropy'")
+        expect_error(attnscan.NotStoredError, lambda: r.head_similarity(), "attnscan similarity")
+
+
+def test_shards_merged_read_as_a_single_run():
+    model_dir()
+    data = pairs_file()
+    sets = ("pipeline.block_rows=5", "output.dtype=float16")
+    single = run_file("single.h5", data, *sets)
+    shards = [run_file(f"shard{i}.h5", data, *sets, shard=f"{i}/3") for i in range(3)]
+    attnscan_cli("merge", out("merged.h5"), *shards)
+    n, _ = check_against_h5py(out("merged.h5"))
+    with attnscan.open(single) as x, attnscan.open(out("merged.h5")) as y:
+        assert y.shard == (0, 1) and len(x) == len(y) == n
+        for a, b in zip(x, y):
+            assert (a.id, a.tokens, a.label) == (b.id, b.tokens, b.label) and same(a.attention, b.attention)
+        for key in x.outputs:
+            assert same(x.scores(key).values, y.scores(key).values), key
+    parts = 0
+    for i, s in enumerate(shards):
+        check_against_h5py(s)
+        with attnscan.open(s) as r:
+            assert r.shard == (i, 3), r.shard
+            parts += len(r)
+    assert parts == n, (parts, n)
+
+
+def rewrite_as_int64(f, name):
+    data = f[name][...]
+    del f[name]
+    f.create_dataset(name, data=data.astype(np.int64), chunks=True)
+
+
+def test_format_versions_offset_types_and_bad_files():
+    """format_version 1 (no checksums) and signed int64 offsets/counts read the same; a newer version,
+    a non-attnscan file, a missing dataset and a missing file are named errors."""
+    model_dir()
+    v2 = run_file("v2.h5", pairs_file(12), "output.attention_every=2")
+    v1, signed, newer, broken = out("v1.h5"), out("signed.h5"), out("v3.h5"), out("broken.h5")
+    for p in (v1, signed, newer, broken):
+        shutil.copy(v2, p)
+    with h5py.File(v1, "r+") as f:
+        del f["attention/checksums"]
+        f.attrs["format_version"] = 1
+    with h5py.File(signed, "r+") as f:
+        for c in ("token_offset", "n_tokens", "index", "row"):
+            rewrite_as_int64(f, "examples/" + c)
+        assert f["examples/token_offset"].dtype == np.int64
+    with h5py.File(newer, "r+") as f:
+        f.attrs["format_version"] = 3
+    with h5py.File(broken, "r+") as f:
+        del f["tokens/word_index"]
+    with attnscan.open(v2) as ref:
+        for p in (v1, signed):
+            check_against_h5py(p)
+            with attnscan.open(p) as r:
+                for a, b in zip(ref, r):
+                    assert (a.tokens, a.index, a.row, a.has_attention) == (b.tokens, b.index, b.row, b.has_attention)
+                    if a.has_attention:
+                        assert same(a.attention, b.attention)
+        assert [e.has_attention for e in ref] == [i % 2 == 0 for i in range(12)]
+    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 3", "1 to 2")
+    print("newer:", msg)
+    expect_error(attnscan.FormatError, lambda: attnscan.open(broken), broken, "tokens/word_index")
+    expect_error(attnscan.FormatError, lambda: attnscan.open(out("absent.h5")), "absent.h5: no such file")
+    other = out("other.h5")
+    with h5py.File(other, "w") as f:
+        f["x"] = [1, 2]
+    expect_error(attnscan.FormatError, lambda: attnscan.open(other), "not an attnscan result")
+    text = out("text.h5")
+    with open(text, "w") as f:
+        f.write("not hdf5\n")
+    expect_error(attnscan.FormatError, lambda: attnscan.open(text), "text.h5: not a readable HDF5 file")
+    unlabelled = run_file("unlabelled.h5", pairs_file(3), label="")
+    check_against_h5py(unlabelled)
+    with attnscan.open(unlabelled) as r:
+        assert [e.label for e in r] == [None] * 3 and [e.has_label for e in r] == [False] * 3
+        assert len(r.where(label="")) == 0
+    r = attnscan.open(v2)
+    r.close()
+    expect_error(attnscan.AttnscanError, lambda: r.example(0), "the result is closed")
+
+
+def hf_reference(pairs_path):
+    if not os.path.exists(VENV_PYTHON):
+        raise Skip(f"reference venv not found at {VENV_PYTHON} (scripts/setup.sh test makes it)")
+    target = out("hf.npz")
+    p = subprocess.run([VENV_PYTHON, os.path.join(HERE, "hf_attentions.py"), model_dir(), pairs_path, target],
+                       capture_output=True, text=True)
+    if p.returncode != 0 and "No module named 'transformers'" in p.stderr:
+        raise Skip(f"transformers is not installed in {VENV_PYTHON} (scripts/setup.sh test installs it)")
+    assert p.returncode == 0, p.stderr
+    return np.load(target)
+
+
+def test_to_hf_and_bertviz_equal_transformers():
+    """to_hf of an fp16 file equals HF's output_attentions for the pair alone within 1e-3; to_bertviz's
+    tokens and sentence_b_start are the HF tokenizer's; to_circuitsvis is one layer of it."""
+    model_dir()
+    data = pairs_file(12)
+    ref = hf_reference(data)
+    path = run_file("f16.h5", data, "output.dtype=float16")
+    worst = 0.0
+    with attnscan.open(path) as r:
+        for i in range(len(r)):
+            hf = r.to_hf(i)
+            expected = ref[f"attention.{i}"]
+            assert len(hf) == expected.shape[0] == r.model_layers
+            got = np.stack([np.asarray(t)[0] for t in hf])
+            assert all(tuple(t.shape) == (1,) + expected.shape[1:] for t in hf)
+            worst = max(worst, float(np.abs(got - expected).max()))
+            e = r.example(i)
+            assert [t.id for t in e.tokens] == list(ref[f"ids.{i}"]), i
+            bv = r.to_bertviz(i)
+            assert list(bv) == ["attention", "tokens", "sentence_b_start"]
+            assert bv["sentence_b_start"] == list(ref[f"types.{i}"]).index(1), i
+            assert bv["tokens"] == [t.text for t in e.tokens] and same(np.asarray(bv["attention"][2]), np.asarray(hf[2]))
+            cv = r.to_circuitsvis(i, 4)
+            assert same(cv["attention"], np.asarray(hf[4])[0]) and cv["tokens"] == bv["tokens"]
+            assert all(isinstance(a, np.ndarray) for a in r.to_hf(i, tensors="numpy"))
+    print(f"max |to_hf - HF output_attentions| over {len(r)} pairs = {worst:.3g} (fp16 storage)")
+    assert worst <= 1e-3, worst
+
+
+def test_converters_of_subsets_frames_and_similarity():
+    model_dir()
+    data = pairs_file(12)
+    path = run_file("subset.h5", data, "output.layers=1,4", "output.heads=2,5")
+    attnscan_cli("similarity", path)
+    with attnscan.open(path) as r, h5py.File(path, "r") as f:
+        msg = expect_error(attnscan.NotStoredError, lambda: r.to_hf(0), "stores layers 1,4 of 6", "stored_only=True")
+        print("subset:", msg)
+        expect_error(attnscan.NotStoredError, lambda: r.to_bertviz(0), "heads 2,5 of 12")
+        hf = r.to_hf(0, stored_only=True, tensors="numpy")
+        a = recipe_attention(f, 0)
+        assert len(hf) == 2 and all(same(hf[k][0], a[k]) for k in range(2))
+        assert same(r.to_circuitsvis(0, 4)["attention"], a[1])
+        sim = r.head_similarity()
+        g = f["analysis/head_similarity"]
+        assert r.has_head_similarity and same(sim["js_divergence"], g["js_divergence"][...]) and same(sim["mds"], g["mds"][...])
+        assert list(sim["layer"]) == [1, 1, 4, 4] and list(sim["head"]) == [2, 5, 2, 5], (sim["layer"], sim["head"])
+        assert sim["examples"] == g.attrs["examples"] == 12 and sim["method"] == g.attrs["method"]
+        try:
+            frame = r.scores_frame()
+        except attnscan.MissingDependencyError as e:
+            raise Skip(f"pandas is absent ({e}); the rest of this test passed")
+        n, L, H = len(r), r.model_layers, r.model_heads
+        assert list(frame.columns) == ["example", "label", "detector", "output", "layer", "head", "score", "baseline"]
+        assert len(frame) == n * L * H * len(r.outputs), len(frame)
+        row = frame[(frame["example"] == 7) & (frame["output"] == "sep") & (frame["layer"] == 3) & (frame["head"] == 9)]
+        assert len(row) == 1 and row["detector"].iloc[0] == "delimiter", row
+        assert row["score"].iloc[0] == f["scores/delimiter/sep/values"][7, 3, 9]
+        assert row["baseline"].iloc[0] == f["scores/delimiter/sep/baseline"][7]
+        assert row["label"].iloc[0] == f["examples/label"].asstr()[7]
+        assert (frame[frame["example"] == 5]["label"] == "").all()  # an empty label field is the label ""
+        one = r.scores_frame(["next_token"])
+        assert set(one["output"]) == {"next_token"} and len(one) == n * L * H
+        sel = r.where(label="no")
+        assert same(sel.scores("next_token").values, f["scores/next_token/next_token/values"][...][sel.positions])
+        try:
+            x = r.scores_xarray("delimiter/cls")
+        except attnscan.MissingDependencyError as e:
+            raise Skip(f"xarray is absent ({e}); the rest of this test passed")
+        assert x.dims == ("example", "layer", "head") and same(x.values, f["scores/delimiter/cls/values"][...])
+        assert list(x.coords["id"].values) == list(f["examples/id"].asstr()[...])
+
+
+def test_pip_install_in_a_throwaway_venv():
+    """`pip install ./python` (no network: --no-build-isolation --no-deps, Debian's setuptools) gives an
+    importable package that reads a file from outside the repository."""
+    try:
+        import setuptools  # noqa: F401
+    except ImportError:
+        raise Skip("python3-setuptools is not installed (scripts/setup.sh test installs it)")
+    venv = out("venv")
+    p = subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr.strip()}")
+    python = os.path.join(venv, "bin", "python")
+    source = out("python")  # a copy: setuptools writes build/ and *.egg-info next to the sources
+    shutil.copytree(os.path.join(ROOT, "python"), source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+    p = subprocess.run([python, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index", source],
+                       capture_output=True, text=True, cwd=WORK,
+                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    model_dir()
+    path = run_file("f.h5", pairs_file(4), "detectors=entropy")
+    code = ("import sys, attnscan; r = attnscan.open(sys.argv[1]); "
+            "print(attnscan.__file__); print(len(r), r.example(0).attention.shape, r.outputs)")
+    p = subprocess.run([python, "-c", code, path], capture_output=True, text=True, cwd=WORK)
+    assert p.returncode == 0, p.stderr
+    where, summary = p.stdout.splitlines()
+    assert where.startswith(venv) and "site-packages" in where, where
+    assert summary.startswith("4 (6, 12, ") and "entropy/entropy" in summary, summary
+    print("installed at", where)
+
+
+if __name__ == "__main__":
+    sys.exit(harness_main(globals()))
