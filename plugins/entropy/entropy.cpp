@@ -16,9 +16,10 @@ class Entropy : public attnscan::sdk::Detector {
       for (int64_t l = 0; l < e.layers; ++l)
         for (int64_t h = 0; h < e.heads; ++h) {
           const float* a = e.head(l, h);
+          // Single-precision logarithms (the values are floats; 2-3x faster than double's), summed in double.
           double total = 0;
           for (std::size_t i = 0; i < n * n; ++i)
-            if (a[i] > 0) total -= static_cast<double>(a[i]) * std::log(static_cast<double>(a[i]));
+            if (a[i] > 0) total -= static_cast<double>(a[i] * std::log(a[i]));
           out[b].scores[static_cast<std::size_t>(l * e.heads + h)] = static_cast<float>(total / static_cast<double>(n));
         }
       out[b].baseline = {static_cast<float>(std::log(static_cast<double>(n)))};
@@ -27,7 +28,7 @@ class Entropy : public attnscan::sdk::Detector {
 };
 
 attnscan::sdk::DetectorInfo info() {
-  return {"entropy", "1.0", "mean entropy of the attention rows in nats (uniform attention: ln n)", {"entropy"}, {}};
+  return {"entropy", "1.1", "mean entropy of the attention rows in nats (uniform attention: ln n)", {"entropy"}, {}};
 }
 
 }  // namespace

@@ -145,6 +145,18 @@ TEST(Crc32c, MatchesTheStandardCheckValueAndChains) {
   EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);  // the CRC-32C check value (RFC 3720)
   EXPECT_EQ(crc32c("56789", 5, crc32c("1234", 4)), 0xE3069283u);
   EXPECT_EQ(crc32c("", 0), 0u);
+  EXPECT_EQ(crc32c_portable("123456789", 9), 0xE3069283u);
+}
+
+TEST(Crc32c, HardwareAndTablePathsAgreeOnEveryLengthAndAlignment) {
+  std::vector<uint8_t> bytes(1024 + 16);
+  uint32_t x = 12345;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  for (std::size_t start = 0; start < 8; ++start)
+    for (std::size_t n : {0, 1, 7, 8, 9, 63, 64, 65, 1000}) {
+      EXPECT_EQ(crc32c(bytes.data() + start, n), crc32c_portable(bytes.data() + start, n)) << start << " " << n;
+      EXPECT_EQ(crc32c(bytes.data() + start, n, 0xDEADBEEF), crc32c_portable(bytes.data() + start, n, 0xDEADBEEF));
+    }
 }
 
 TEST(HalfFloat, EveryValueConvertsAsHdf5ConvertsIt) {

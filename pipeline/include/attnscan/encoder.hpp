@@ -16,11 +16,21 @@ enum class Precision { F32, BF16 };
 Precision parse_precision(const std::string& text);  // "fp32" | "bf16"
 const char* precision_name(Precision p);
 
+// What computes the linear layers on CPU. auto: OpenBLAS for fp32 when it is the loaded BLAS (faster
+// than oneDNN at these shapes with one thread per stream, docs/performance.md), else oneDNN.
+enum class LinearBackend { Auto, OpenBlas, OneDnn };
+LinearBackend parse_linear_backend(const std::string& text);  // "auto" | "openblas" | "onednn"
+const char* linear_backend_name(LinearBackend b);
+
 struct EncoderOptions {
   Precision precision = Precision::F32;  // bf16: linear layers in bfloat16, the rest in fp32
   int threads = 0;                       // intra-op threads; 0 = all cores
   DeviceSpec device;
+  LinearBackend linear = LinearBackend::Auto;
 };
+
+// The backend `options` gets on CPU here: never Auto. OpenBlas only for fp32 with OpenBLAS loaded.
+LinearBackend resolve_linear_backend(const EncoderOptions& options);
 
 // A right-padded batch of encodings: row b holds lengths[b] real tokens then padding.
 struct TokenBatch {

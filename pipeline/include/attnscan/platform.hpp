@@ -28,6 +28,7 @@ struct ComputePlatform {
   std::vector<std::string> bf16_missing;  // CPU features LibTorch's bf16 path needs that are absent
   Bf16Support bf16 = Bf16Support::Unavailable;
   std::string libtorch_version, onednn_version, blas;
+  std::string openblas;  // OpenBLAS's build and kernel set, e.g. "OpenBLAS 0.3.21 ... Zen"; empty when not loaded
 
   // Why bf16 cannot run here, e.g. "this CPU (...) lacks avx512bw, ..." (empty when it can).
   std::string bf16_missing_reason() const;

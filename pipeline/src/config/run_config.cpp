@@ -48,6 +48,7 @@ const std::vector<Option>& table() {
        {"error", "skip"}},
       {"engine.precision", Kind::Choice, "fp32", "fp32 or bf16", {"fp32", "bf16"}},
       {"engine.threads", Kind::Int, "0", "compute threads (0: all cores)", {}, 0, 1024},
+      {"engine.linear", Kind::Choice, "auto", "linear layers on CPU: auto (OpenBLAS for fp32 when loaded, else oneDNN), openblas or onednn", {"auto", "openblas", "onednn"}},
       {"engine.device", Kind::String, "cpu", "cpu, cuda or cuda:N"},
       {"engine.max_length", Kind::Int, "0", "truncate pairs to this many tokens (0: the model maximum)", {}, 0, 1 << 20},
       {"output.path", Kind::String, "attnscan.h5", "the HDF5 file to write (parts go to PATH.parts/ until it is complete)"},
@@ -373,6 +374,7 @@ RunConfig ConfigBuilder::build() const {
   }
   c.engine.precision = parse_precision(get("engine.precision"));
   c.engine.threads = std::stoi(get("engine.threads"));
+  c.engine.linear = parse_linear_backend(get("engine.linear"));
   c.engine.device = DeviceSpec::parse(get("engine.device"));
   c.max_length = static_cast<std::size_t>(std::stoll(get("engine.max_length")));
   c.output_path = get("output.path");
@@ -395,7 +397,7 @@ RunConfig ConfigBuilder::build() const {
 }
 
 std::string ConfigBuilder::identity() const {
-  static const char* const kNotContent[] = {"engine.threads", "engine.device", "output.path", "pipeline.inflight",
+  static const char* const kNotContent[] = {"engine.threads", "engine.linear", "engine.device", "output.path", "pipeline.inflight",
                                              "pipeline.detector_isolation", "pipeline.detector_timeout"};
   std::string out;
   for (const auto& [key, value] : values_) {

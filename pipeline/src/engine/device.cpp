@@ -37,4 +37,15 @@ Precision parse_precision(const std::string& text) {
 
 const char* precision_name(Precision p) { return p == Precision::F32 ? "fp32" : "bf16"; }
 
+LinearBackend parse_linear_backend(const std::string& text) {
+  if (text == "auto") return LinearBackend::Auto;
+  if (text == "openblas") return LinearBackend::OpenBlas;
+  if (text == "onednn") return LinearBackend::OneDnn;
+  throw Error("linear backend '" + text + "': expected auto, openblas or onednn");
+}
+
+const char* linear_backend_name(LinearBackend b) {
+  return b == LinearBackend::OpenBlas ? "openblas" : b == LinearBackend::OneDnn ? "onednn" : "auto";
+}
+
 }  // namespace attnscan

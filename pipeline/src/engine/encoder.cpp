@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
 
@@ -23,6 +24,11 @@ namespace attnscan {
 void set_compute_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (at::get_num_threads() != threads) at::set_num_threads(threads);
+  // OpenBLAS keeps its own thread pool, which LibTorch's setting does not reach; left at its default
+  // (all cores), two streams calling it at once wait for each other.
+  using SetThreads = void (*)(int);
+  static const auto openblas_set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (openblas_set_threads) openblas_set_threads(threads);
 }
 
 TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id) {
@@ -66,9 +72,9 @@ at::Tensor to_tensor(const TensorView& v) {
 }
 
 struct Linear {
-  at::Tensor weight;  // [out, in]; oneDNN layout on CPU
-  at::Tensor bias;    // [out]
-  bool onednn = false;
+  at::Tensor weight;    // [out, in]; oneDNN layout when onednn
+  at::Tensor bias;      // [out]
+  bool onednn = false;  // else at::linear: the BLAS on CPU
   at::ScalarType compute = at::kFloat;
 
   at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32 dense
@@ -80,13 +86,13 @@ struct Linear {
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
   Linear l;
-  l.onednn = opt.device.kind == DeviceSpec::Kind::Cpu;
+  l.onednn = opt.device.kind == DeviceSpec::Kind::Cpu && resolve_linear_backend(opt) == LinearBackend::OneDnn;
   l.compute = opt.precision == Precision::BF16 ? at::kBFloat16 : at::kFloat;
   if (l.onednn) {
     l.weight = l.compute == at::kFloat ? w.contiguous().to_mkldnn() : w.contiguous().to_mkldnn(l.compute);
     l.bias = b.to(l.compute).contiguous();
   } else {
-    l.weight = w.to(dev, l.compute);
+    l.weight = w.to(dev, l.compute).contiguous();
     l.bias = b.to(dev, l.compute);
   }
   return l;
@@ -157,6 +163,12 @@ BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options
     m.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device.index));
   }
   if (options.device.kind == DeviceSpec::Kind::Cpu) require_precision(options.precision, "precision");
+  if (options.device.kind == DeviceSpec::Kind::Cpu && options.linear == LinearBackend::OpenBlas &&
+      resolve_linear_backend(options) != LinearBackend::OpenBlas)
+    throw Error(options.precision == Precision::BF16
+                    ? "engine.linear openblas computes fp32 only; bf16 linear layers need onednn (or auto)"
+                    : "engine.linear openblas: OpenBLAS is not the BLAS loaded here (" + compute_platform().blas +
+                          "); use auto or onednn");
   if (options.precision == Precision::BF16 && options.device.kind == DeviceSpec::Kind::Cpu &&
       !at::globalContext().userEnabledMkldnn())
     throw Error("precision bf16 needs oneDNN, which is disabled in this LibTorch");

@@ -4,6 +4,7 @@
 #include "attnscan/platform.hpp"
 
 #include <cpuinfo.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <torch/csrc/api/include/torch/version.h>
@@ -63,6 +64,14 @@ std::string loaded_blas() {
   return found.empty() ? "none loaded" : found;
 }
 
+// OpenBLAS's own description (version, build options and, in Debian's DYNAMIC_ARCH build, the kernels
+// it chose for this CPU), when loaded.
+std::string loaded_openblas() {
+  using Text = char* (*)();
+  auto config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  return config ? config() : "";
+}
+
 ComputePlatform probe() {
   ComputePlatform p;
   p.cpu_model = cpu_model_name();
@@ -73,6 +82,7 @@ ComputePlatform probe() {
   p.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   p.libtorch_version = TORCH_VERSION;
   p.blas = loaded_blas();
+  p.openblas = loaded_openblas();
   // LibTorch 1.13's mkldnn bf16 check: cpuinfo's avx512bw, avx512vl and avx512dq.
   const bool cpuinfo_ok = cpuinfo_initialize();
   if (!cpuinfo_ok || !cpuinfo_has_x86_avx512bw()) p.bf16_missing.push_back("avx512bw");
@@ -120,14 +130,23 @@ std::string ComputePlatform::bf16_text() const {
 }
 
 std::string ComputePlatform::numerics() const {
-  return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas;
+  return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas +
+         (openblas.empty() ? "" : " (" + openblas + ")");
 }
 
 std::string ComputePlatform::describe() const {
   return "cpu: " + cpu_model + "\n" +                                                                   //
          "oneDNN: " + onednn_version + ", instruction set " + onednn_isa +                               //
          (onednn_isa_limit.empty() ? "" : " (limited by ONEDNN_MAX_CPU_ISA=" + onednn_isa_limit + ")") +  //
-         "\nLibTorch: " + libtorch_version + " (CPU)\nBLAS: " + blas + "\nbf16: " + bf16_text() + "\n";
+         "\nLibTorch: " + libtorch_version + " (CPU)\nBLAS: " + blas +                                   //
+         (openblas.empty() ? "" : " (" + openblas + ")") + "\nbf16: " + bf16_text() + "\n";
+}
+
+LinearBackend resolve_linear_backend(const EncoderOptions& options) {
+  const bool blas_can = options.precision == Precision::F32 && !compute_platform().openblas.empty();
+  if (options.linear == LinearBackend::Auto) return blas_can ? LinearBackend::OpenBlas : LinearBackend::OneDnn;
+  if (options.linear == LinearBackend::OpenBlas && !blas_can) return LinearBackend::OneDnn;
+  return options.linear;
 }
 
 void require_precision(Precision precision, const std::string& where) {

@@ -160,7 +160,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
-  root.numerics = compute_platform().numerics() + ", " + std::to_string(eo.threads) + " intra-op thread(s)";
+  root.numerics = compute_platform().numerics() + ", linear layers " + linear_backend_name(resolve_linear_backend(eo)) +
+                  ", " + std::to_string(eo.threads) + " intra-op thread(s)";
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";

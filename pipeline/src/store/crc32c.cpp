@@ -3,6 +3,10 @@
 #include <array>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
 namespace attnscan {
 
 namespace {
@@ -26,9 +30,33 @@ const Tables& tables() {
   return tab;
 }
 
+#if defined(__x86_64__)
+// SSE4.2's crc32 instruction computes CRC-32C; 8 bytes per instruction, some 20x the tables' rate.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::size_t n, uint32_t crc) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t c = ~crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);  // x86 is little-endian, the byte order the checksum is defined on
+    c = _mm_crc32_u64(c, word);
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
+  return ~c32;
+}
+#endif
+
 }  // namespace
 
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return crc32c_sse42(data, n, crc);
+#endif
+  return crc32c_portable(data, n, crc);
+}
+
+uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc) {
   const auto& t = tables().t;
   const auto* p = static_cast<const uint8_t*>(data);
   uint32_t c = ~crc;

@@ -8,6 +8,9 @@ namespace attnscan {
 
 // The CRC-32C of [data, data + n), continuing from `crc` (0 for a fresh start). Chaining gives the
 // same result as one call over the concatenated bytes.
+// Uses SSE4.2's crc32 instruction where the CPU has it.
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc = 0);
+// The same by table lookups on any CPU (what crc32c() falls back to; tests compare the two).
+uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc = 0);
 
 }  // namespace attnscan
