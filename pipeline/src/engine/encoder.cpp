@@ -311,15 +311,20 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
     } else {
       // Each example on its own n x n block: the same operations on the same shapes as the pair
       // alone, so a pair gets identical numbers in any batch (padding changes BLAS blocking).
+      // Consecutive examples of equal length (length-bucketed batches have runs of them) go through
+      // as one batched product, which multiplies each matrix on its own as the pair alone does.
       // Padded query rows stay zero; they never reach a real token.
       if (!attention_only) ctx = at::zeros({B, NH, S, D}, q.options());
-      for (int64_t b = 0; b < B; ++b) {
+      for (int64_t b = 0, run = 0; b < B; b += run) {
         const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
-        auto scores = scaled_scores(q[b].narrow(-2, 0, n), k[b].narrow(-1, 0, n), scale, c.scale_query_first);
+        for (run = 1; b + run < B && batch.lengths[static_cast<std::size_t>(b + run)] == n;) ++run;
+        auto scores = scaled_scores(q.narrow(0, b, run).narrow(-2, 0, n), k.narrow(0, b, run).narrow(-1, 0, n), scale,
+                                    c.scale_query_first);
         if (bias.defined()) scores.add_(bias.narrow(-2, 0, n).narrow(-1, 0, n));
         auto probs = at::softmax(scores, -1);
-        attn_out[b][li].narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
-        if (!attention_only) ctx[b].narrow(-2, 0, n).copy_(at::matmul(probs, v[b].narrow(-2, 0, n)));
+        attn_out.narrow(0, b, run).select(1, li).narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
+        if (!attention_only)
+          ctx.narrow(0, b, run).narrow(-2, 0, n).copy_(at::matmul(probs, v.narrow(0, b, run).narrow(-2, 0, n)));
       }
     }
     if (attention_only) break;
