@@ -34,7 +34,7 @@ void check_shape(const test::ModelShape& shape, const test::BuildOptions& build)
   Encoding long_pair = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   Encoding short_pair = tok.encode_pair("strawberries", "i sat");
   auto batch = TokenBatch::from_encodings({&long_pair, &short_pair}, tok.pad_id());
-  auto out = enc.forward(batch, /*hidden_states=*/true);
+  auto out = enc.forward(batch, ForwardOutputs{/*hidden_states=*/true});
   ASSERT_EQ(out.layers, shape.layers);
   ASSERT_EQ(out.heads, shape.heads);
   ASSERT_EQ(out.seq_len, static_cast<int64_t>(long_pair.size()));
@@ -60,7 +60,7 @@ void check_shape(const test::ModelShape& shape, const test::BuildOptions& build)
   EXPECT_LE(batch_diff, kFp32AttentionAgreement) << shape.name;
   std::cout << shape.name << ": max |alone - in a padded batch| " << batch_diff << "\n";
   // The same batch again: bit-identical (what rerun, resume and shards rely on).
-  auto again = enc.forward(batch, /*hidden_states=*/false);
+  auto again = enc.forward(batch, ForwardOutputs{/*hidden_states=*/false});
   EXPECT_EQ(max_diff(out, 0, again, 0, static_cast<int64_t>(long_pair.size())), 0.0) << shape.name;
   EXPECT_EQ(max_diff(out, 1, again, 1, n_short), 0.0) << shape.name;
 }
@@ -102,8 +102,8 @@ TEST(Encoder, LastLayerStopsAtItsAttentionWithoutHiddenStates) {
   BertEncoder enc(model, EncoderOptions{});
   Encoding e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e, &e}, tok.pad_id());  // no padding: one batched product
-  auto with = enc.forward(batch, /*hidden_states=*/true);
-  auto without = enc.forward(batch, /*hidden_states=*/false);
+  auto with = enc.forward(batch, ForwardOutputs{/*hidden_states=*/true});
+  auto without = enc.forward(batch, ForwardOutputs{/*hidden_states=*/false});
   EXPECT_EQ(with.attention, without.attention);
   EXPECT_TRUE(without.hidden_states.empty());
   const auto& c = enc.config();

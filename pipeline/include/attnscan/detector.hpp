@@ -32,7 +32,8 @@ namespace attnscan::sdk {
 
 // Bumped whenever anything in this header changes incompatibly; the host refuses other versions.
 // 3: Token has a role, its sentence and the model's type_id instead of segment and special.
-inline constexpr int kApiVersion = 3;
+// 4: Example carries value_norms.
+inline constexpr int kApiVersion = 4;
 
 enum class ParamType { Bool, Int, Double, String };
 using ParamValue = std::variant<bool, int64_t, double, std::string>;
@@ -81,10 +82,18 @@ struct Example {
   std::vector<Token> tokens;          // n tokens
   int64_t layers = 0, heads = 0;
   const float* attention = nullptr;   // [layers][heads][n][n], query x key, rows sum to 1
+  // [layers][heads][n]: ||f_h(x_j)||, the norm of key j's value vector after head h's value and output
+  // projections (Kobayashi et al. 2020); null unless the run computes them (output.value_norms, or a
+  // detector configured with map: norm). What `attention` holds follows the detector's `map:`
+  // (docs/writing-a-detector.md): raw weights by default.
+  const float* value_norms = nullptr;
 
   std::size_t size() const { return tokens.size(); }
   const float* head(int64_t layer, int64_t h) const {
     return attention + (layer * heads + h) * static_cast<int64_t>(size() * size());
+  }
+  const float* head_value_norms(int64_t layer, int64_t h) const {
+    return value_norms ? value_norms + (layer * heads + h) * static_cast<int64_t>(size()) : nullptr;
   }
 };
 

@@ -42,6 +42,12 @@ struct TokenBatch {
   static TokenBatch from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id);
 };
 
+// What a forward returns beside every layer's attention.
+struct ForwardOutputs {
+  bool hidden_states = false;
+  bool value_norms = false;
+};
+
 struct EncoderOutput {
   int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
@@ -49,9 +55,16 @@ struct EncoderOutput {
   std::vector<float> attention;
   // [layer + 1][batch][seq_len][hidden] (embeddings output, then every layer); empty unless requested.
   std::vector<float> hidden_states;
+  // [batch][layer][head][key]: ||f_h(x_j)||, the norm of token j's value vector transformed by head h
+  // (value projection with its bias, then head h's slice of the output projection; the output bias,
+  // the same for every token, is left out) (Kobayashi et al. 2020). 0 for padding; empty unless requested.
+  std::vector<float> value_norms;
 
   const float* attention_at(int64_t b, int64_t layer, int64_t head) const {
     return attention.data() + (((b * layers + layer) * heads + head) * seq_len * seq_len);
+  }
+  const float* value_norms_at(int64_t b, int64_t layer, int64_t head) const {
+    return value_norms.data() + (((b * layers + layer) * heads + head) * seq_len);
   }
 };
 
@@ -63,7 +76,7 @@ class BertEncoder {
   BertEncoder& operator=(const BertEncoder&) = delete;
 
   // Thread-safe: concurrent calls on different batches are allowed.
-  EncoderOutput forward(const TokenBatch& batch, bool hidden_states = false) const;
+  EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want = {}) const;
 
   const BertConfig& config() const;
   const EncoderOptions& options() const;

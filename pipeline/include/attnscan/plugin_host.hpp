@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnscan/attention_map.hpp"
 #include "attnscan/detector.hpp"
 #include "attnscan/error.hpp"
 
@@ -49,8 +50,9 @@ struct LoadedDetector {
   sdk::Params params;  // every parameter, defaults filled in
   std::filesystem::path file;
   std::shared_ptr<const sdk::Detector> detector;
+  AttentionMap map = AttentionMap::Weights;  // what the detector is given as `attention` (its `map:`)
 
-  // Scores a batch; any exception from the plugin becomes a PluginError naming the plugin, the
+  // Scores a batch (the `map` of its attention); any exception from the plugin becomes a PluginError naming the plugin, the
   // example id and the message. Checks the shape of what the plugin returns.
   std::vector<sdk::ExampleScores> score(const std::vector<sdk::Example>& batch) const;
 };

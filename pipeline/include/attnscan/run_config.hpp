@@ -24,12 +24,15 @@ class ConfigError : public Error {
 struct DetectorConfig {
   std::string name;  // the plugin's detector name
   std::string as;    // another name for its scores (`as:`), so one plugin can run with two parameter sets
+  std::string map = "weights";  // what it scores (`map:`): weights, norm or rollout (attnscan/attention_map.hpp)
   std::map<std::string, std::string> params;
   // Where the entry and each parameter were written ("file.yaml:12" or "--set ..."), for errors.
   std::string where;
   std::map<std::string, std::string> param_where;
   const std::string& effective_name() const { return as.empty() ? name : as; }
-  bool operator==(const DetectorConfig& o) const { return name == o.name && as == o.as && params == o.params; }
+  bool operator==(const DetectorConfig& o) const {
+    return name == o.name && as == o.as && map == o.map && params == o.params;
+  }
 };
 
 // What ConfigBuilder::build() returns. Defaults are not written here: every value comes from the
@@ -45,6 +48,7 @@ struct RunConfig {
   std::size_t max_length{};  // 0: the model's maximum
   std::filesystem::path output_path;
   uint64_t attention_every{};
+  bool value_norms{}, rollout{};  // output.value_norms, output.rollout
   std::string layers, heads;  // index lists, resolved against the model
   AttentionDType attention_dtype{};
   Compression compression{};

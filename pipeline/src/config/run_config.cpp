@@ -58,6 +58,8 @@ const std::vector<Option>& table() {
       {"output.dtype", Kind::Choice, "float16", "attention storage: float16, float32 or uint8 (CF scale_factor 1/255)",
        {"float16", "float32", "uint8"}},
       {"output.compression", Kind::Choice, "none", "none, lz4 (Debian hdf5-filter-plugin) or deflate", {"none", "lz4", "deflate"}},
+      {"output.value_norms", Kind::Bool, "false", "store ||f_h(x_j)|| of every token, layer and head (Kobayashi et al. 2020) in tokens/value_norm"},
+      {"output.rollout", Kind::Bool, "false", "store every example's attention rollout per layer (Abnar & Zuidema 2020) in rollout/values"},
       {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
       {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
       {"pipeline.batch_tokens", Kind::Int, "768", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
@@ -246,6 +248,7 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
                 throw ConfigError(at + ": detectors: parameter '" + pk + "' must be a single value");
               if (pk == "name") d.name = p->second.Scalar();
               else if (pk == "as") d.as = p->second.Scalar();
+              else if (pk == "map") d.map = p->second.Scalar();
               else d.params[pk] = p->second.IsNull() ? "" : p->second.Scalar();
               d.param_where[pk] = file.string() + ":" + std::to_string(p->first.Mark().line + 1);
             }
@@ -253,6 +256,9 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
             throw ConfigError(at + ": detectors: each entry is a plugin name or {name: ..., parameters}");
           }
           if (d.name.empty()) throw ConfigError(at + ": detectors: entry without a name");
+          if (d.map != "weights" && d.map != "norm" && d.map != "rollout")
+            throw ConfigError(d.param_where["map"] + ": detectors: " + d.name + ": map: '" + d.map +
+                              "': expected weights, norm or rollout");
           if (d.effective_name().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
             throw ConfigError(at + ": detectors: as: '" + d.as + "': use lowercase letters, digits and _");
           for (const auto& e : detectors_)
@@ -304,7 +310,7 @@ void ConfigBuilder::set_detectors(const std::string& names, const std::string& w
     if (!name.empty()) {
       for (const auto& e : detectors_)
         if (e.name == name) throw ConfigError(where + ": detectors: '" + name + "' listed twice");
-      detectors_.push_back({name, "", {}, where, {}});
+      detectors_.push_back({name, "", "weights", {}, where, {}});
     }
 }
 
@@ -381,6 +387,8 @@ RunConfig ConfigBuilder::build() const {
   if (c.output_path.empty()) throw ConfigError("output.path must not be empty");
   c.attention_every = static_cast<uint64_t>(std::stoll(get("output.attention_every")));
   c.layers = get("output.layers");
+  c.value_norms = get("output.value_norms") == "true";
+  c.rollout = get("output.rollout") == "true";
   c.heads = get("output.heads");
   const std::string& dt = get("output.dtype");
   c.attention_dtype = dt == "float32" ? AttentionDType::F32 : dt == "uint8" ? AttentionDType::U8 : AttentionDType::F16;
@@ -406,7 +414,7 @@ std::string ConfigBuilder::identity() const {
   }
   out += "detectors:";
   for (const auto& d : detectors_) {
-    out += " " + d.name + (d.as.empty() ? "" : " as " + d.as) + "(";
+    out += " " + d.name + (d.as.empty() ? "" : " as " + d.as) + (d.map == "weights" ? "" : " on " + d.map) + "(";
     for (const auto& [k, v] : d.params) out += k + "=" + v + ";";
     out += ")";
   }
@@ -435,6 +443,7 @@ std::string ConfigBuilder::dump() const {
   for (const auto& d : detectors_) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << d.name;
     if (!d.as.empty()) out << YAML::Key << "as" << YAML::Value << d.as;
+    if (d.map != "weights") out << YAML::Key << "map" << YAML::Value << d.map;
     for (const auto& [k, v] : d.params) out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
     out << YAML::EndMap;
   }

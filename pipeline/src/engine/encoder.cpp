@@ -100,6 +100,7 @@ Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const 
 
 struct Layer {
   Linear qkv, attn_out, inter, out;
+  at::Tensor value_out;  // [heads, head_dim, hidden]: head h's slice of the output projection, transposed
   at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
 };
 
@@ -149,7 +150,7 @@ struct BertEncoder::Impl {
   at::Tensor position_bias(int64_t S) const;
 
   void load(const LoadedModel& model);
-  EncoderOutput forward(const TokenBatch& batch, bool want_hidden) const;
+  EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
 };
 
 BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
@@ -202,7 +203,9 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
     layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
                             at::cat({get(l::kQueryB), get(l::kKeyB), get(l::kValueB)}, 0), options, m.device);
-    layer.attn_out = make_linear(get(l::kAttnOutW), get(l::kAttnOutB), options, m.device);
+    const at::Tensor attn_out_w = get(l::kAttnOutW);  // [hidden out, heads * head_dim in]
+    layer.attn_out = make_linear(attn_out_w, get(l::kAttnOutB), options, m.device);
+    layer.value_out = attn_out_w.view({m.cfg.hidden_size, m.cfg.num_heads, m.cfg.head_dim()}).permute({1, 2, 0}).contiguous().to(m.device);
     layer.inter = make_linear(get(l::kInterW), get(l::kInterB), options, m.device);
     layer.out = make_linear(get(l::kOutW), get(l::kOutB), options, m.device);
     layer.ln1_w = get(l::kAttnLnW).to(m.device);
@@ -235,9 +238,9 @@ double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) co
   return layers * (qkv + scores) + (hidden_states ? layers : layers - 1.0) * rest;
 }
 
-EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) const {
+EncoderOutput BertEncoder::forward(const TokenBatch& batch, ForwardOutputs want) const {
   try {
-    return impl_->forward(batch, want_hidden);
+    return impl_->forward(batch, want);
   } catch (const c10::Error& e) {
     throw_libtorch_error(e, "in the forward pass (batch of " + std::to_string(batch.batch) + " x " +
                                 std::to_string(batch.seq_len) + " tokens, " + precision_name(impl_->opt.precision) +
@@ -245,7 +248,8 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, bool want_hidden) co
   }
 }
 
-EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidden) const {
+EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
+  const bool want_hidden = want.hidden_states;
   const auto& m = *this;
   const auto& c = m.cfg;
   const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
@@ -288,6 +292,11 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
     hidden_out = at::from_blob(out.hidden_states.data(), {c.num_layers + 1, B * S, H});
     hidden_out.select(0, 0).copy_(x);
   }
+  at::Tensor norms_out;
+  if (want.value_norms) {
+    out.value_norms.assign(static_cast<std::size_t>(B * c.num_layers * NH * S), 0.0f);
+    norms_out = at::from_blob(out.value_norms.data(), {B, c.num_layers, NH, S});
+  }
   const double scale = std::sqrt(static_cast<double>(D));
   bool ragged = false;
   for (auto n : batch.lengths) ragged |= n != S;
@@ -301,6 +310,14 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, bool want_hidd
     auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
     auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
     auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
+    if (want.value_norms) {  // ||v_h(x_j) W_O^h||: per head, [B*S, D] x [D, H], then the norm of each row
+      auto f = at::matmul(qkv.select(2, 2).permute({2, 0, 1, 3}).reshape({NH, B * S, D}), L.value_out);
+      auto norms = at::linalg_vector_norm(f, 2, {-1}).view({NH, B, S}).permute({1, 0, 2});
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+        norms_out[b][li].narrow(-1, 0, n).copy_(norms[b].narrow(-1, 0, n));
+      }
+    }
     at::Tensor ctx;
     if (!ragged) {
       auto scores = scaled_scores(q, k, scale, c.scale_query_first);  // no padding in this batch, so no mask

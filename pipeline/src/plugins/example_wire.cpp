@@ -50,6 +50,8 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch) {
     }
     const std::size_t n = e.size();
     w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
+    w.put(static_cast<uint8_t>(e.value_norms != nullptr));
+    if (e.value_norms) w.put_floats(e.value_norms, static_cast<std::size_t>(e.layers * e.heads) * n);
   }
 }
 
@@ -115,6 +117,7 @@ std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::si
     }
     const std::size_t n = e.size();
     e.attention = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n * n);
+    if (r.get<uint8_t>()) e.value_norms = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 
+#include "plugins/attention_maps.hpp"
 #include "run/batching.hpp"
 #include "run/example_columns.hpp"
 
@@ -134,30 +135,56 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
   });
 }
 
+// Example k of a forward without the batch's padding: attention [L][H][n][n], value norms [L][H][n]
+// (empty when the forward computed none).
+struct UnpaddedMaps {
+  std::vector<float> attention, value_norms;
+};
+
+UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n) {
+  UnpaddedMaps m;
+  const std::size_t lh = static_cast<std::size_t>(out.layers * out.heads), S = static_cast<std::size_t>(out.seq_len);
+  m.attention.resize(lh * n * n);
+  float* dst = m.attention.data();
+  for (int64_t l = 0; l < out.layers; ++l)
+    for (int64_t h = 0; h < out.heads; ++h) {
+      const float* a = out.attention_at(k, l, h);
+      for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * S, a + q * S + n, dst);
+    }
+  if (!out.value_norms.empty()) {
+    m.value_norms.resize(lh * n);
+    for (int64_t l = 0; l < out.layers; ++l)
+      for (int64_t h = 0; h < out.heads; ++h)
+        std::copy_n(out.value_norms_at(k, l, h), n, m.value_norms.begin() + static_cast<std::ptrdiff_t>((l * out.heads + h) * n));
+  }
+  return m;
+}
+
+// [L*H][n] -> [n][L*H]: value norms as stored, one row per token.
+std::vector<float> token_major(const std::vector<float>& per_head, int64_t lh, std::size_t n) {
+  std::vector<float> out(per_head.size());
+  for (int64_t i = 0; i < lh; ++i)
+    for (std::size_t j = 0; j < n; ++j) out[j * static_cast<std::size_t>(lh) + static_cast<std::size_t>(i)] = per_head[static_cast<std::size_t>(i) * n + j];
+  return out;
+}
+
 // Runs every detector on one forward's examples; writes their scores at each example's place.
 void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& members,
                  const std::vector<Encoding>& encodings, const PairTemplate& pair_template,
-                 const std::vector<const Row*>& rows, const EncoderOutput& out, LayoutChunk& chunk) {
+                 const std::vector<const Row*>& rows, const EncoderOutput& out,
+                 const std::vector<UnpaddedMaps>& maps, LayoutChunk& chunk) {
   const int64_t L = out.layers, H = out.heads;
   const std::size_t lh = static_cast<std::size_t>(L * H);
   std::vector<sdk::Example> examples(members.size());
-  std::vector<std::vector<float>> attention(members.size());
   for (std::size_t k = 0; k < members.size(); ++k) {
     const Encoding& enc = encodings[members[k]];
-    const std::size_t n = enc.size();
     auto& ex = examples[k];
     ex.id = rows[members[k]]->record->id;
     ex.layers = L;
     ex.heads = H;
-    for (std::size_t t = 0; t < n; ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
-    attention[k].resize(lh * n * n);  // [L][H][n][n] without the batch's padding
-    float* dst = attention[k].data();
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < H; ++h) {
-        const float* a = out.attention_at(static_cast<int64_t>(k), l, h);
-        for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * static_cast<std::size_t>(out.seq_len), a + q * static_cast<std::size_t>(out.seq_len) + n, dst);
-      }
-    ex.attention = attention[k].data();
+    for (std::size_t t = 0; t < enc.size(); ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
+    ex.attention = maps[k].attention.data();
+    ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();
   }
   const auto all_results = runner.score(examples);
   for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
@@ -246,12 +273,25 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
           work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
                                                        std::vector<float>(encodings.size())};
     std::vector<uint8_t> buffer;
+    const bool scoring = s.detectors && !s.detectors->detectors().empty();
+    std::vector<std::vector<float>> value_norms(encodings.size()), rollouts(encodings.size());  // stored ones
     for (const auto& members : bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh)) {
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
-      auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()));
-      if (s.detectors && !s.detectors->detectors().empty())
-        score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, work->chunk);
+      auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()),
+                                 ForwardOutputs{/*hidden_states=*/false, s.value_norms});
+      if (scoring || s.layout.value_norms || s.layout.rollout) {
+        std::vector<UnpaddedMaps> maps;
+        for (std::size_t k = 0; k < members.size(); ++k)
+          maps.push_back(unpadded_maps(out, static_cast<int64_t>(k), encodings[members[k]].size()));
+        if (scoring)
+          score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, maps, work->chunk);
+        for (std::size_t k = 0; k < members.size(); ++k) {
+          const std::size_t n = encodings[members[k]].size();
+          if (s.layout.value_norms) value_norms[members[k]] = token_major(maps[k].value_norms, out.layers * out.heads, n);
+          if (s.layout.rollout) rollouts[members[k]] = attention_rollout(maps[k].attention.data(), out.layers, out.heads, n);
+        }
+      }
       progress.batches += 1;
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
@@ -266,6 +306,9 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
     for (const auto& row : work->items) {
       if (row.record) {
         append_example(work->chunk, row.index, *row.record, encodings[e], offset[e]);
+        auto& c = work->chunk;
+        c.value_norms.insert(c.value_norms.end(), value_norms[e].begin(), value_norms[e].end());
+        c.rollout.insert(c.rollout.end(), rollouts[e].begin(), rollouts[e].end());
         ++e;
       } else {
         append_reject(work->chunk, row.index, *row.reject);

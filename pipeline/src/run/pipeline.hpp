@@ -30,6 +30,7 @@ struct PipelineSettings {
   uint64_t max_rows = 0;  // 0: all
   LayoutParams layout;
   const DetectorRunner* detectors = nullptr;  // its detectors score every example, in their order
+  bool value_norms = false;  // the forward computes them: stored (layout.value_norms) or a detector's map: norm
 };
 
 struct PipelineProgress {

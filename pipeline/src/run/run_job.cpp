@@ -82,6 +82,8 @@ LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
   layout.compression = cfg.compression;
   layout.model_layers = model.num_layers;
   layout.model_heads = model.num_heads;
+  layout.value_norms = cfg.value_norms;
+  layout.rollout = cfg.rollout;
   try {
     layout.layers = parse_index_list(cfg.layers, model.num_layers);
     layout.heads = parse_index_list(cfg.heads, model.num_heads);
@@ -99,6 +101,7 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
   PluginHost host(std::vector<fs::path>(cfg.plugin_paths.begin(), cfg.plugin_paths.end()));
   for (const auto& d : cfg.detectors) {
     detectors.push_back(load_configured(host, d));
+    detectors.back().map = parse_attention_map(d.map);
     const std::string plugin = detectors.back().info.name;
     detectors.back().info.name = d.effective_name();  // scores, errors and identity use the name it is stored under
     const auto& info = detectors.back().info;
@@ -106,7 +109,8 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
     std::string params;
     for (const auto& [k, v] : detectors.back().params) params += (params.empty() ? "" : ", ") + k + "=" + param_value_text(v);
     for (const auto& o : info.outputs)
-      layout.scores.push_back({info.name, o, info.version, info.description, params, plugin == info.name ? "" : plugin});
+      layout.scores.push_back(
+          {info.name, o, info.version, info.description, params, plugin == info.name ? "" : plugin, d.map});
   }
   return detectors;
 }
@@ -125,6 +129,8 @@ PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& la
   ps.shard_count = req.shard_count;
   ps.layout = layout;
   ps.detectors = &detectors;
+  ps.value_norms = layout.value_norms;
+  for (const auto& d : detectors.detectors()) ps.value_norms |= d.map == AttentionMap::Norm;
   return ps;
 }
 

@@ -205,6 +205,31 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
     }
   }
 
+  // Value norms and rollout (when stored): their lengths follow the tokens and examples; every value
+  // read through its checksums.
+  if (columns_ok) {
+    uint64_t rollout_values = 0;
+    for (auto n : n_tokens) rollout_values += static_cast<uint64_t>(params.model_layers) * n * n;
+    const std::pair<bool, std::pair<const char*, uint64_t>> optional[] = {
+        {params.value_norms, {kValueNorms, token_rows}}, {params.rollout, {kRollout, rollout_values}}};
+    for (const auto& [stored, what] : optional) {
+      if (!stored) continue;
+      const auto& [name, rows] = what;
+      Findings bad(report, std::string("problems in ") + name);
+      try {
+        const auto dims = f.dims(name);
+        if (dims.empty() || dims[0] != rows) {
+          bad.add(path.string() + ": dataset " + name + " holds " + std::to_string(dims.empty() ? 0 : dims[0]) +
+                  " rows, expected " + std::to_string(rows));
+          continue;
+        }
+        for (uint64_t a = 0; a < rows; a += kPiece * 16) f.read_rows(name, a, std::min(rows, a + kPiece * 16));
+      } catch (const Error& e) {
+        bad.add(e.what());
+      }
+    }
+  }
+
   // Scores: one row per example, read through their checksums; finite or NaN (undefined).
   for (const auto& so : params.scores) {
     for (const char* part_name : {"values", "baseline"}) {

@@ -45,6 +45,8 @@ struct LayoutChunk {
   ExampleColumns examples;
   TokenColumns tokens;
   std::vector<uint8_t> attention;  // raw values in the file's attention dtype
+  std::vector<float> value_norms;  // [tokens][model layers][model heads] when stored, else empty
+  std::vector<float> rollout;      // each example's [model layers][n][n], in example order, when stored
   RejectColumns rejects;
   std::map<std::string, ScoreColumns> scores;  // key "detector/output"
 };

@@ -83,6 +83,8 @@ LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const Layou
     w.file_.resize("scores/" + so.key() + "/values", 0);
     w.file_.resize("scores/" + so.key() + "/baseline", 0);
   }
+  if (params.value_norms) w.file_.resize(kValueNorms, 0);
+  if (params.rollout) w.file_.resize(kRollout, 0);
   if (w.file_.exists(kAttentionChecksums)) w.file_.remove(kAttentionChecksums);
   return w;
 }
@@ -117,9 +119,20 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.set_attr("/scores/" + so.detector, "description", so.description);
     f.set_attr("/scores/" + so.detector, "parameters", so.parameters);
     f.set_attr("/scores/" + so.detector, "plugin", so.plugin.empty() ? so.detector : so.plugin);
+    f.set_attr("/scores/" + so.detector, "map", so.map);
     keys.push_back(so.key());
   }
   if (!keys.empty()) f.set_attr("/scores", "outputs", keys);
+  const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
+  if (params.value_norms) {
+    f.create_rows_dataset(kValueNorms, lh, 4096);
+    f.set_attr(std::string("/") + kValueNorms, "layout", std::string("[token][layer][head]: ||f_h(x_j)|| (Kobayashi et al. 2020), rows as tokens/*"));
+  }
+  if (params.rollout) {
+    f.create_rows_dataset(kRollout, {}, kAttentionChunk);
+    f.set_attr(std::string("/") + kRollout, "layout",
+               std::string("example i: values[o:o + L*n*n].reshape(L, n, n), o = L * sum(n_tokens[:i]**2) (every example)"));
+  }
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
     f.set_attr("/attention/values", "scale_factor", 1.0 / 255.0);
     f.set_attr("/attention/values", "add_offset", 0.0);
@@ -149,6 +162,8 @@ void LayoutWriter::append(const LayoutChunk& c) {
     f.append_rows("scores/" + so.key() + "/values", it->second.values.data(), e.size());
     f.append_rows("scores/" + so.key() + "/baseline", it->second.baseline.data(), e.size());
   }
+  if (params_.value_norms) f.append_rows(kValueNorms, c.value_norms.data(), c.tokens.size());
+  if (params_.rollout) f.append_rows(kRollout, c.rollout.data(), c.rollout.size());
   tokens_ += c.tokens.size();
   attention_ += c.attention.size() / vs;
 }
@@ -173,9 +188,12 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
       const std::string plugin = f.has_attr(group, "plugin") ? f.attr_string(group, "plugin") : detector;
       params_.scores.push_back({detector, key.substr(detector.size() + 1), f.attr_string(group, "version"),
                                 f.attr_string(group, "description"), f.attr_string(group, "parameters"),
-                                plugin == detector ? "" : plugin});
+                                plugin == detector ? "" : plugin,
+                                f.has_attr(group, "map") ? f.attr_string(group, "map") : "weights"});
     }
   }
+  params_.value_norms = f.exists(kValueNorms);
+  params_.rollout = f.exists(kRollout);
   n_examples_ = f.length("examples/index");
   n_rejects_ = f.length("rejects/index");
   external_ = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
@@ -202,6 +220,16 @@ std::vector<float> LayoutReader::attention_floats(uint64_t begin, uint64_t end) 
     file_.raw_to_floats("attention/values", out.data(), out.size());
   }
   return out;
+}
+
+uint64_t LayoutReader::rollout_start(std::size_t example) const {
+  if (rollout_starts_.empty()) {  // L * cumulative n^2 over every example, read once
+    const auto n = file_.read<uint32_t>("examples/n_tokens", 0, n_examples_);
+    rollout_starts_.assign(n.size() + 1, 0);
+    for (std::size_t i = 0; i < n.size(); ++i)
+      rollout_starts_[i + 1] = rollout_starts_[i] + static_cast<uint64_t>(params_.model_layers) * n[i] * n[i];
+  }
+  return rollout_starts_.at(example);
 }
 
 uint64_t LayoutReader::attention_count(uint32_t n) const {
@@ -238,6 +266,13 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   for (const auto& so : params_.scores)
     out.scores[so.key()] = {f.read_rows("scores/" + so.key() + "/values", a, b),
                             f.read_rows("scores/" + so.key() + "/baseline", a, b)};
+  if (params_.value_norms) out.value_norms = f.read_rows(kValueNorms, t0, t1);
+  if (params_.rollout && b > a) {
+    const uint64_t r0 = rollout_start(a);
+    uint64_t r1 = r0;
+    for (auto n : e.n_tokens) r1 += static_cast<uint64_t>(params_.model_layers) * n * n;
+    out.rollout = f.read_rows(kRollout, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
+  }
   return out;
 }
 

@@ -14,11 +14,15 @@ inline constexpr const char* kFormatName = "attnscan";
 // 1: the same layout without checksums; still read.
 inline constexpr int64_t kFormatVersion = 2;
 inline constexpr int64_t kOldestFormatVersion = 1;
+// Optional datasets (output.value_norms, output.rollout); files without them read as before.
+inline constexpr const char* kValueNorms = "tokens/value_norm";
+inline constexpr const char* kRollout = "rollout/values";
 
 // One detector output stored under /scores/<detector>/<output>/.
 struct ScoreOutput {
   std::string detector, output, version, description, parameters;
   std::string plugin;  // the plugin's own name when `detector` is an alias (`as:`), else empty
+  std::string map = "weights";  // what the detector scored (`map:`)
   std::string key() const { return detector + "/" + output; }
 };
 
@@ -28,6 +32,8 @@ struct LayoutParams {
   std::vector<int64_t> layers, heads;  // stored subsets (0-indexed)
   int64_t model_layers = 0, model_heads = 0;
   std::vector<ScoreOutput> scores;
+  bool value_norms = false;  // tokens/value_norm (output.value_norms)
+  bool rollout = false;      // rollout/values (output.rollout)
 };
 
 const char* dtype_name(AttentionDType t);
@@ -77,11 +83,14 @@ class LayoutReader {
   LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const;
   // Attention values of one stored example (n x n per stored layer and head).
   uint64_t attention_count(uint32_t n_tokens) const;
+  // Where example i's rollout starts in rollout/values (files that store it).
+  uint64_t rollout_start(std::size_t example) const;
 
  private:
   h5::File file_;
   LayoutParams params_;
   std::size_t n_examples_ = 0, n_rejects_ = 0;
+  mutable std::vector<uint64_t> rollout_starts_;  // [examples + 1], filled on first use
   int64_t format_version_ = 0;
   bool external_ = false;
   std::unique_ptr<AttentionChecks> checks_;
