@@ -38,9 +38,9 @@ packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-js
 # The sanitizer build uses gcc; fuzzing uses clang's libFuzzer; `attnscan slurm` is tested against a
 # single-node SLURM that the tests start.
 # The Python reader's tests (tests/python) also read configs with PyYAML, make frames with pandas and
-# xarray, and pip-install python/ offline with Debian's setuptools.
+# xarray, and pip-install python/ offline with Debian's setuptools. The docs' xarray recipe (tests/docs) needs h5netcdf.
 [ "$mode" = test ] && packages+=(python3-torch python3-snowballstemmer chromium chromium-driver python3-selenium python3-scipy
-                                 python3-yaml python3-pandas python3-xarray python3-setuptools
+                                 python3-yaml python3-pandas python3-xarray python3-setuptools python3-h5netcdf
                                  clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,7 @@ from .errors import FormatError
 
 FORMAT_NAME = "attnscan"
 OLDEST_FORMAT_VERSION = 1
-NEWEST_FORMAT_VERSION = 2  # version 2 = version 1 + checksums; the reader needs neither's extras
+NEWEST_FORMAT_VERSION = 3  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike)
 
 EXAMPLE_COLUMNS = ("index", "row", "id", "sentence_a", "sentence_b", "label", "has_label", "label_value",
                    "n_tokens", "truncated", "token_offset", "attention_offset")

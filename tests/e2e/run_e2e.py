@@ -57,7 +57,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 2
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 3
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)

@@ -241,33 +241,43 @@ def test_shards_merged_read_as_a_single_run():
     assert parts == n, (parts, n)
 
 
-def rewrite_as_int64(f, name):
+def rewrite_as(f, name, dtype):
     data = f[name][...]
     del f[name]
-    f.create_dataset(name, data=data.astype(np.int64), chunks=True)
+    f.create_dataset(name, data=data.astype(dtype), chunks=True)
+
+
+# How format_version 1 and 2 stored the counts and offsets that version 3 stores as signed int64.
+UNSIGNED_BEFORE_3 = {"examples/token_offset": np.uint64, "examples/n_tokens": np.uint32,
+                     "examples/tokens_a": np.uint32, "examples/tokens_b": np.uint32}
 
 
 def test_format_versions_offset_types_and_bad_files():
-    """format_version 1 (no checksums) and signed int64 offsets/counts read the same; a newer version,
-    a non-attnscan file, a missing dataset and a missing file are named errors."""
+    """format_version 3 (signed int64 counts and offsets), 2 (unsigned) and 1 (unsigned, no checksums)
+    read the same; a newer version, a non-attnscan file, a missing dataset and a missing file are named
+    errors."""
     model_dir()
-    v2 = run_file("v2.h5", pairs_file(12), "output.attention_every=2")
-    v1, signed, newer, broken = out("v1.h5"), out("signed.h5"), out("v3.h5"), out("broken.h5")
-    for p in (v1, signed, newer, broken):
-        shutil.copy(v2, p)
-    with h5py.File(v1, "r+") as f:
-        del f["attention/checksums"]
-        f.attrs["format_version"] = 1
-    with h5py.File(signed, "r+") as f:
-        for c in ("token_offset", "n_tokens", "index", "row"):
-            rewrite_as_int64(f, "examples/" + c)
-        assert f["examples/token_offset"].dtype == np.int64
+    v3 = run_file("v3.h5", pairs_file(12), "output.attention_every=2")
+    v2, v1, newer, broken = out("v2.h5"), out("v1.h5"), out("v4.h5"), out("broken.h5")
+    for p in (v2, v1, newer, broken):
+        shutil.copy(v3, p)
+    with h5py.File(v3, "r") as f:
+        assert f.attrs["format_version"] == 3
+        for c in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
+            assert f[c].dtype == np.int64, (c, f[c].dtype)
+    for p, version in ((v2, 2), (v1, 1)):
+        with h5py.File(p, "r+") as f:
+            for c, dtype in UNSIGNED_BEFORE_3.items():
+                rewrite_as(f, c, dtype)
+            f.attrs["format_version"] = version
+            if version == 1:
+                del f["attention/checksums"]
     with h5py.File(newer, "r+") as f:
-        f.attrs["format_version"] = 3
+        f.attrs["format_version"] = 4
     with h5py.File(broken, "r+") as f:
         del f["tokens/word_index"]
-    with attnscan.open(v2) as ref:
-        for p in (v1, signed):
+    with attnscan.open(v3) as ref:
+        for p in (v2, v1):
             check_against_h5py(p)
             with attnscan.open(p) as r:
                 for a, b in zip(ref, r):
@@ -275,7 +285,10 @@ def test_format_versions_offset_types_and_bad_files():
                     if a.has_attention:
                         assert same(a.attention, b.attention)
         assert [e.has_attention for e in ref] == [i % 2 == 0 for i in range(12)]
-    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 3", "1 to 2")
+        msg = expect_error(attnscan.NotStoredError, lambda: ref.example(1).attention, v3, "example 1",
+                           "no stored attention")
+        print("not stored:", msg)
+    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 4", "1 to 3")
     print("newer:", msg)
     expect_error(attnscan.FormatError, lambda: attnscan.open(broken), broken, "tokens/word_index")
     expect_error(attnscan.FormatError, lambda: attnscan.open(out("absent.h5")), "absent.h5: no such file")

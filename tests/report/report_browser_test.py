@@ -462,7 +462,7 @@ def test_bad_input_is_refused():
     shutil.copy(h5, newer)
     with h5py.File(newer, "r+") as f:
         f.attrs["format_version"] = 99
-    cases.append((["report", newer], "format_version 99 is newer than this attnscan reads (2)"))
+    cases.append((["report", newer], "format_version 99 is newer than this attnscan reads (3)"))
     plain_run = sample_run("no_scores.h5", "detectors=")
     cases.append((["report", plain_run], "no /scores (the run had no detectors); rerun with detectors"))
     cases.append((["report", h5, "--by", "label"], "--by label, but the file has no labels"))

@@ -177,7 +177,7 @@ TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {
   const fs::path path = final_file("integrity_attention", 3);
   const CheckReport clean = check_layout_file(path);
   EXPECT_TRUE(clean.ok()) << clean.problems.front();
-  EXPECT_EQ(clean.format_version, 2);
+  EXPECT_EQ(clean.format_version, kFormatVersion);
   EXPECT_EQ(clean.attention_values, 3 * 2 * kValuesPerExample);
   EXPECT_EQ(clean.rows_checked, 3u * 2 * 2 * kTokens);
   uint64_t at = 0;

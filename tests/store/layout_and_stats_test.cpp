@@ -72,7 +72,7 @@ TEST(LayoutFile, EveryColumnRoundTrips) {
   EXPECT_EQ(out.examples.index, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(out.examples.sentence_a, (std::vector<std::string>{"sentence ä 1", "sentence ä 2"}));
   EXPECT_EQ(out.examples.label, (std::vector<std::string>{"1", "0"}));
-  EXPECT_EQ(out.examples.token_offset, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(out.examples.token_offset, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(out.tokens.text, (std::vector<std::string>{"t1", "t2"}));
   EXPECT_EQ(out.rejects.reason, (std::vector<std::string>{"too few fields"}));
   EXPECT_EQ(out.scores.at("det/out").values, (std::vector<float>{0.2f, 2, 0.3f, 3}));

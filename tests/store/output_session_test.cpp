@@ -105,7 +105,7 @@ TEST(OutputSession, ResumesCommittedBlocksAndFinishesInOrder) {
   LayoutReader r(out);
   EXPECT_EQ(r.file().read<uint64_t>("examples/index", 0, 6), (std::vector<uint64_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(r.file().read_rows("scores/det/out/values", 4, 5), (std::vector<float>{4.0f, 4.5f}));
-  EXPECT_EQ(r.file().read<uint64_t>("examples/token_offset", 0, 6), (std::vector<uint64_t>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(r.file().read<int64_t>("examples/token_offset", 0, 6), (std::vector<int64_t>{0, 2, 4, 6, 8, 10}));
 }
 
 TEST(OutputSession, AFinishedOutputIsNotRedoneAndAnotherRunIsRefused) {

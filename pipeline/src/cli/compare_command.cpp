@@ -1,4 +1,5 @@
 // `attnscan compare A.h5 B.h5` (paired, per head) and `attnscan compare RESULT.h5 --by label`.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <iomanip>
@@ -90,6 +91,22 @@ void print_table(const analysis::Comparison& c, const std::vector<const analysis
   }
 }
 
+// With --q: a sentence for each detector output where no head passed, so an empty table is never bare.
+void print_none_passed(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows, double q) {
+  std::vector<std::string> outputs, passed;
+  for (const auto& r : c.rows)
+    if (outputs.empty() || outputs.back() != r.detector + "/" + r.output) outputs.push_back(r.detector + "/" + r.output);
+  for (const auto* r : rows) passed.push_back(r->detector + "/" + r->output);
+  if (rows.empty()) {
+    std::cout << "\nNo head has Benjamini-Hochberg q < " << q << " in any detector output (" << c.rows.size()
+              << " heads tested).\n";
+    return;
+  }
+  for (const auto& o : outputs)
+    if (std::find(passed.begin(), passed.end(), o) == passed.end())
+      std::cout << "\n" << o << ": no head has q < " << q << ".\n";
+}
+
 }  // namespace
 
 int compare_command(const std::vector<std::string>& args) {
@@ -128,6 +145,7 @@ int compare_command(const std::vector<std::string>& args) {
   if (format == "json") print_json(c, rows);
   else if (format == "csv") print_csv(c, rows);
   else print_table(c, rows, q > 0 ? q : 0.05);
+  if (format == "table" && q > 0) print_none_passed(c, rows, q);
   return 0;
 }
 

@@ -84,11 +84,11 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
   e.label.push_back(r.label.value_or(""));
   e.has_label.push_back(r.label ? 1 : 0);
   e.label_value.push_back(r.label_value.value_or(std::numeric_limits<double>::quiet_NaN()));
-  e.n_tokens.push_back(static_cast<uint32_t>(enc.size()));
-  e.tokens_a.push_back(static_cast<uint32_t>(enc.tokens_a));
-  e.tokens_b.push_back(static_cast<uint32_t>(enc.tokens_b));
+  e.n_tokens.push_back(static_cast<int64_t>(enc.size()));
+  e.tokens_a.push_back(static_cast<int64_t>(enc.tokens_a));
+  e.tokens_b.push_back(static_cast<int64_t>(enc.tokens_b));
   e.truncated.push_back(enc.truncated ? 1 : 0);
-  e.token_offset.push_back(c.tokens.size());
+  e.token_offset.push_back(static_cast<int64_t>(c.tokens.size()));
   e.attention_offset.push_back(attention_offset);
   for (std::size_t t = 0; t < enc.size(); ++t) {
     c.tokens.id.push_back(enc.ids[t]);

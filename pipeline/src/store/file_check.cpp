@@ -93,8 +93,7 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   }
 
   // Every column, read through its Fletcher32 checksums; the lengths within each table agree.
-  std::vector<uint32_t> n_tokens;
-  std::vector<uint64_t> token_offset;
+  std::vector<int64_t> n_tokens, token_offset;
   std::vector<int64_t> attention_offset;
   std::size_t token_rows = 0;
   bool columns_ok = true;
@@ -113,23 +112,27 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
                                 " rows, its table " + std::to_string(expect));
       columns_ok = false;
     }
-    if constexpr (std::is_same_v<T, uint32_t>)
+    if constexpr (std::is_same_v<T, int64_t>) {
       if (n == "examples/n_tokens") n_tokens = values;
-    if constexpr (std::is_same_v<T, uint64_t>)
       if (n == "examples/token_offset") token_offset = values;
-    if constexpr (std::is_same_v<T, int64_t>)
       if (n == "examples/attention_offset") attention_offset = values;
+    }
   });
 
   // Offsets: tokens back to back in example order; attention ranges in order, within the values.
   AttentionChecks checks(f);
   report.attention_values = checks.values();
-  report.checksums = report.format_version >= 2;
+  report.checksums = report.format_version >= kFirstChecksummedVersion;
   const uint64_t per_token2 = static_cast<uint64_t>(params.layers.size() * params.heads.size());
   if (columns_ok) {
     Findings bad(report, "offset problems");
-    uint64_t next_token = 0, attention_end = 0;
+    int64_t next_token = 0;
+    uint64_t attention_end = 0;
     for (std::size_t i = 0; i < report.examples; ++i) {
+      if (n_tokens[i] < 0) {
+        bad.add(path.string() + ": example " + std::to_string(i) + ": examples/n_tokens is " + std::to_string(n_tokens[i]));
+        continue;
+      }
       if (token_offset[i] != next_token)
         bad.add(path.string() + ": example " + std::to_string(i) + ": examples/token_offset is " +
                 std::to_string(token_offset[i]) + ", expected " + std::to_string(next_token));
@@ -138,13 +141,14 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
       if (o < -1) bad.add(path.string() + ": example " + std::to_string(i) + ": examples/attention_offset is " + std::to_string(o));
       if (o < 0) continue;
       ++report.stored_examples;
-      const uint64_t end = static_cast<uint64_t>(o) + per_token2 * n_tokens[i] * n_tokens[i];
+      const auto n = static_cast<uint64_t>(n_tokens[i]);
+      const uint64_t end = static_cast<uint64_t>(o) + per_token2 * n * n;
       if (static_cast<uint64_t>(o) < attention_end || (!external && end > checks.values()))
         bad.add(path.string() + ": example " + std::to_string(i) + ": attention values " + range(static_cast<uint64_t>(o), end) +
                 " overlap the previous example or lie beyond attention/values (" + std::to_string(checks.values()) + ")");
       attention_end = end;
     }
-    if (next_token != token_rows)
+    if (next_token != static_cast<int64_t>(token_rows))
       bad.add(path.string() + ": the examples' tokens end at " + std::to_string(next_token) + ", tokens/id holds " +
               std::to_string(token_rows));
   }
@@ -177,8 +181,8 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
     const RowSumRange limits = row_sum_range(dtype_name(params.dtype));
     Findings bad(report, "examples with attention rows not summing to 1");
     for (std::size_t i = 0; i < report.examples; ++i) {
-      if (attention_offset[i] < 0) continue;
-      const uint64_t n = n_tokens[i], o = static_cast<uint64_t>(attention_offset[i]);
+      if (attention_offset[i] < 0 || n_tokens[i] < 0) continue;
+      const auto n = static_cast<uint64_t>(n_tokens[i]), o = static_cast<uint64_t>(attention_offset[i]);
       std::vector<float> v;
       try {
         v = reader->attention_floats(o, o + per_token2 * n * n);
@@ -209,7 +213,7 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   // read through its checksums.
   if (columns_ok) {
     uint64_t rollout_values = 0;
-    for (auto n : n_tokens) rollout_values += static_cast<uint64_t>(params.model_layers) * n * n;
+    for (auto n : n_tokens) rollout_values += static_cast<uint64_t>(params.model_layers * n * n);
     const std::pair<bool, std::pair<const char*, uint64_t>> optional[] = {
         {params.value_norms, {kValueNorms, token_rows}}, {params.rollout, {kRollout, rollout_values}}};
     for (const auto& [stored, what] : optional) {

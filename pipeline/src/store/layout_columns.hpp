@@ -1,5 +1,5 @@
 #pragma once
-// In-memory columns of HDF5 layout v1 (see docs/hdf5-layout.md): the unit that is written to and
+// In-memory columns of the HDF5 layout (see docs/hdf5-layout.md): the unit that is written to and
 // read from block parts, final files and shards. Offsets are relative to the first row held.
 #include <cstdint>
 #include <map>
@@ -16,9 +16,10 @@ struct ExampleColumns {
   std::vector<std::string> id, sentence_a, sentence_b, label;
   std::vector<uint8_t> has_label;
   std::vector<double> label_value;      // NaN when absent or not numeric
-  std::vector<uint32_t> n_tokens, tokens_a, tokens_b;
+  // Counts and offsets are signed 64-bit (format_version 3; 1 and 2 stored uint32/uint64, read the same).
+  std::vector<int64_t> n_tokens, tokens_a, tokens_b;
   std::vector<uint8_t> truncated;
-  std::vector<uint64_t> token_offset;   // into the token columns
+  std::vector<int64_t> token_offset;    // into the token columns
   std::vector<int64_t> attention_offset;  // into attention values; -1 when not stored
   std::size_t size() const { return index.size(); }
 };
@@ -56,7 +57,7 @@ std::size_t attention_value_size(AttentionDType t);
 // Chunk sizes: per-example columns in thousands, tokens in tens of thousands.
 inline constexpr std::size_t kExampleChunk = 4096, kTokenChunk = 65536, kRejectChunk = 1024;
 
-// Every per-example, per-token and per-reject column of layout v1, in file order: the one list that
+// Every per-example, per-token and per-reject column of the layout, in file order: the one list that
 // creating, appending, reading and truncating a layout file go through. `visit(name, column, chunk)`
 // is called with each dataset path, the member holding it and its chunk size.
 template <typename Chunk, typename Visit>

@@ -142,8 +142,8 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
 void LayoutWriter::append(const LayoutChunk& c) {
   auto& f = file_;
   const auto& e = c.examples;
-  std::vector<uint64_t> token_offset(e.token_offset);  // made absolute in this file
-  for (auto& o : token_offset) o += tokens_;
+  std::vector<int64_t> token_offset(e.token_offset);  // made absolute in this file
+  for (auto& o : token_offset) o += static_cast<int64_t>(tokens_);
   std::vector<int64_t> attention_offset(e.attention_offset);
   for (auto& o : attention_offset)
     if (o >= 0) o += static_cast<int64_t>(attention_);
@@ -224,28 +224,29 @@ std::vector<float> LayoutReader::attention_floats(uint64_t begin, uint64_t end) 
 
 uint64_t LayoutReader::rollout_start(std::size_t example) const {
   if (rollout_starts_.empty()) {  // L * cumulative n^2 over every example, read once
-    const auto n = file_.read<uint32_t>("examples/n_tokens", 0, n_examples_);
+    const auto n = file_.read<int64_t>("examples/n_tokens", 0, n_examples_);  // converted from older files' uint32
     rollout_starts_.assign(n.size() + 1, 0);
     for (std::size_t i = 0; i < n.size(); ++i)
-      rollout_starts_[i + 1] = rollout_starts_[i] + static_cast<uint64_t>(params_.model_layers) * n[i] * n[i];
+      rollout_starts_[i + 1] = rollout_starts_[i] + static_cast<uint64_t>(params_.model_layers * n[i] * n[i]);
   }
   return rollout_starts_.at(example);
 }
 
-uint64_t LayoutReader::attention_count(uint32_t n) const {
-  return static_cast<uint64_t>(params_.layers.size() * params_.heads.size()) * n * n;
+uint64_t LayoutReader::attention_count(int64_t n) const {
+  const auto u = static_cast<uint64_t>(n);
+  return static_cast<uint64_t>(params_.layers.size() * params_.heads.size()) * u * u;
 }
 
 LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const {
   const auto& f = file_;
   LayoutChunk out;
   auto& e = out.examples;
-  uint64_t t0 = 0, t1 = 0;  // the token range, known once the example columns are read
+  int64_t t0 = 0, t1 = 0;  // the token range, known once the example columns are read
   for_each_column(out, [&](const char* name, auto& column, std::size_t) {
     if (starts_with(name, "examples/")) return read_column(f, name, a, b, column);
     if (starts_with(name, "rejects/")) return read_column(f, name, c, d, column);
     if (t1 == 0 && b > a) t0 = e.token_offset.front(), t1 = e.token_offset.back() + e.n_tokens.back();
-    read_column(f, name, t0, t1, column);
+    read_column(f, name, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1), column);
   });
   for (auto& o : e.token_offset) o -= t0;
   const bool external = external_;
@@ -270,7 +271,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   if (params_.rollout && b > a) {
     const uint64_t r0 = rollout_start(a);
     uint64_t r1 = r0;
-    for (auto n : e.n_tokens) r1 += static_cast<uint64_t>(params_.model_layers) * n * n;
+    for (auto n : e.n_tokens) r1 += static_cast<uint64_t>(params_.model_layers * n * n);
     out.rollout = f.read_rows(kRollout, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
   }
   return out;

@@ -10,9 +10,11 @@
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
+// 3: examples/{n_tokens,tokens_a,tokens_b,token_offset} signed int64 (2 and 1: uint32/uint64; still read).
 // 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
 // 1: the same layout without checksums; still read.
-inline constexpr int64_t kFormatVersion = 2;
+inline constexpr int64_t kFormatVersion = 3;
+inline constexpr int64_t kFirstChecksummedVersion = 2;
 inline constexpr int64_t kOldestFormatVersion = 1;
 // Optional datasets (output.value_norms, output.rollout); files without them read as before.
 inline constexpr const char* kValueNorms = "tokens/value_norm";
@@ -82,7 +84,7 @@ class LayoutReader {
   // Examples [a, b) and rejects [c, d), offsets made relative to the chunk.
   LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const;
   // Attention values of one stored example (n x n per stored layer and head).
-  uint64_t attention_count(uint32_t n_tokens) const;
+  uint64_t attention_count(int64_t n_tokens) const;
   // Where example i's rollout starts in rollout/values (files that store it).
   uint64_t rollout_start(std::size_t example) const;
 

@@ -131,7 +131,7 @@ void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out) {
       open_path = s.file;
     }
     const auto vs = attention_value_size(reader->params().dtype);
-    auto n_tokens = reader->file().read<uint32_t>("examples/n_tokens", s.a, s.b);
+    auto n_tokens = reader->file().read<int64_t>("examples/n_tokens", s.a, s.b);
     auto offsets = reader->file().read<int64_t>("examples/attention_offset", s.a, s.b);
     std::size_t i = s.a;
     bool rejects_done = false;

@@ -92,7 +92,7 @@ void OutputSession::keep_verified_blocks(std::ostream& log) {
     const fs::path p = parts() / block_name(b);
     const CheckReport r = check_layout_file(p, structure_and_checksums);
     if (!r.ok()) redo(b, "damaged (" + r.problems.front() + ")", log);
-    else if (r.format_version < kFormatVersion)
+    else if (r.format_version < kFirstChecksummedVersion)
       redo(b, "committed by an older attnscan without checksums, so it cannot be proven intact", log);
   }
 }
@@ -214,7 +214,8 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
       if (o < 0) continue;
       o += static_cast<int64_t>(start);
       if (values == 0) first = static_cast<uint64_t>(o);
-      values = static_cast<uint64_t>(o) + per_token2 * e.n_tokens[i] * e.n_tokens[i] - first;
+      const auto n = static_cast<uint64_t>(e.n_tokens[i]);
+      values = static_cast<uint64_t>(o) + per_token2 * n * n - first;
     }
     // Recorded with the commit, checked on resume: what is in OUT.h5.tmp is what was written.
     if (!tmp_crc(first, values, crc)) throw Error(tmp().string() + ": cannot read back the attention of block " + std::to_string(block));
