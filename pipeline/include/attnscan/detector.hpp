@@ -32,7 +32,8 @@ namespace attnscan::sdk {
 
 // Bumped whenever anything in this header changes incompatibly; the host refuses other versions.
 // 3: Token has a role, its sentence and the model's type_id instead of segment and special.
-// 4: Example carries value_norms.
+// 4: Example carries value_norms, and word_annotations (gold dependency heads and relations of
+//    annotated datasets).
 inline constexpr int kApiVersion = 4;
 
 enum class ParamType { Bool, Int, Double, String };
@@ -77,9 +78,19 @@ struct Token {
   bool is_content() const { return role == TokenRole::Content; }  // a piece of a word of A or B
 };
 
+// The gold annotation of one word (datasets with dependency trees, e.g. CoNLL-U): its head and relation.
+struct WordAnnotation {
+  int32_t head = -1;     // word_index of its head word in the same sentence; -1 for the root
+  std::string relation;  // dependency relation as written (DEPREL), e.g. "nsubj", "nmod:poss"
+};
+
 struct Example {
   std::string id;
   std::vector<Token> tokens;          // n tokens
+  // Per sentence (0: A, 1: B), one entry per word, indexed by Token::word_index. Empty for datasets
+  // without annotations; when present, every word of every sentence of the example has one (a word
+  // cut off by truncation keeps its entry but has no tokens).
+  std::vector<std::vector<WordAnnotation>> word_annotations;
   int64_t layers = 0, heads = 0;
   const float* attention = nullptr;   // [layers][heads][n][n], query x key, rows sum to 1
   // [layers][heads][n]: ||f_h(x_j)||, the norm of key j's value vector after head h's value and output
@@ -169,6 +180,7 @@ inline std::string abi_fingerprint() {
   f += "; sizeof(std::string)=" + std::to_string(sizeof(std::string)) +
        "; sizeof(ParamValue)=" + std::to_string(sizeof(ParamValue)) + "; sizeof(ParamSpec)=" + std::to_string(sizeof(ParamSpec)) +
        "; sizeof(DetectorInfo)=" + std::to_string(sizeof(DetectorInfo)) + "; sizeof(Token)=" + std::to_string(sizeof(Token)) +
+       "; sizeof(WordAnnotation)=" + std::to_string(sizeof(WordAnnotation)) +
        "; sizeof(Example)=" + std::to_string(sizeof(Example)) +
        "; sizeof(ExampleScores)=" + std::to_string(sizeof(ExampleScores));
   return f;

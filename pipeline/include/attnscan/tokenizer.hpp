@@ -147,6 +147,11 @@ class Tokenizer {
   // Pair encoding with longest_first truncation to max_length (0: the model's maximum).
   Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const;
   Encoding encode_single(std::string_view a, std::size_t max_length = 0) const;
+  // Sentences given as words (e.g. a treebank's): each word is tokenized on its own (byte-level BPE:
+  // words after the first with their leading space), so word_index numbers the given words and a word
+  // the tokenizer would split further (e.g. "U.S.") stays one word. No b: a single sentence.
+  Encoding encode_words(const std::vector<std::string>& a, const std::vector<std::string>* b,
+                        std::size_t max_length = 0) const;
 
   const Vocab& vocab() const { return vocab_; }
   const TokenizerConfig& config() const { return config_; }
@@ -164,6 +169,7 @@ class Tokenizer {
  private:
   Tokenizer() = default;
   Encoding assemble(const SentenceTokens& a, const SentenceTokens* b, std::size_t max_length) const;
+  SentenceTokens tokenize_words(const std::vector<std::string>& words) const;
   static Tokenizer from_vocab_merges(const std::filesystem::path& dir, const BertConfig& model);
   static Tokenizer from_sentencepiece(const std::filesystem::path& dir, const std::filesystem::path& model_file,
                                       const BertConfig& model);

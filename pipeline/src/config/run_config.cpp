@@ -29,17 +29,22 @@ const std::vector<Option>& table() {
        "the model directory's tokenizer file: auto (the slow tokenizer's files when present, else tokenizer.json), "
        "slow or tokenizer.json",
        {"auto", "slow", "tokenizer.json"}},
-      {"dataset.format", Kind::Choice, "tsv", "tsv, csv (delimited text), jsonl or parallel (line-aligned files)",
-       {"tsv", "csv", "jsonl", "parallel"}},
-      {"dataset.path", Kind::String, "", "the dataset file (tsv, csv, jsonl)"},
+      {"dataset.format", Kind::Choice, "tsv",
+       "tsv, csv (delimited text), jsonl, parallel (line-aligned files) or conllu (dependency trees, docs/datasets.md)",
+       {"tsv", "csv", "jsonl", "parallel", "conllu"}},
+      {"dataset.path", Kind::String, "", "the dataset file (tsv, csv, jsonl, conllu)"},
       {"dataset.delimiter", Kind::String, "", "field delimiter, one character (default: tab for tsv, comma for csv)"},
       {"dataset.quoting", Kind::Choice, "none", "none (split on every delimiter) or rfc4180", {"none", "rfc4180"}},
       {"dataset.header", Kind::Bool, "true", "the first line names the columns"},
       {"dataset.sentence_a", Kind::Column, "sentence1", "column name or 0-based index (jsonl: field name)"},
-      {"dataset.sentence_b", Kind::Column, "sentence2", "column name or 0-based index (jsonl: field name)"},
+      {"dataset.sentence_b", Kind::Column, "sentence2",
+       "column name or 0-based index (jsonl: field name); empty: a single-sentence dataset"},
       {"dataset.id", Kind::Column, "", "optional id column (default: the source line)"},
       {"dataset.label", Kind::Column, "", "optional label column"},
       {"dataset.label_type", Kind::Choice, "string", "string or number", {"string", "number"}},
+      {"dataset.pairing", Kind::Choice, "single",
+       "conllu: single (each sentence is an example) or consecutive (sentences 1+2, 3+4, ... are pairs)",
+       {"single", "consecutive"}},
       {"dataset.s1", Kind::String, "", "parallel: sentence A file"},
       {"dataset.s2", Kind::String, "", "parallel: sentence B file"},
       {"dataset.labels", Kind::String, "", "parallel: optional label file"},
@@ -355,9 +360,11 @@ RunConfig ConfigBuilder::build() const {
   c.tokenizer_file = tokenizer_file_named(get("tokenizer"));
   c.dataset_format = get("dataset.format");
   auto& d = c.dataset;
-  d.format = c.dataset_format == "jsonl" ? DatasetFormat::Jsonl
+  d.format = c.dataset_format == "jsonl"      ? DatasetFormat::Jsonl
              : c.dataset_format == "parallel" ? DatasetFormat::Parallel
-                                             : DatasetFormat::Delimited;
+             : c.dataset_format == "conllu"   ? DatasetFormat::Conllu
+                                              : DatasetFormat::Delimited;
+  d.pairing = get("dataset.pairing") == "consecutive" ? ConlluPairing::Consecutive : ConlluPairing::Single;
   d.path = get("dataset.path");
   std::string delim = get("dataset.delimiter");
   d.delimiter = delim.empty() ? (c.dataset_format == "csv" ? ',' : '\t') : delim == "\\t" ? '\t' : delim[0];

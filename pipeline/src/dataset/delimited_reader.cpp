@@ -66,8 +66,7 @@ class DelimitedReader : public PairReader {
   explicit DelimitedReader(const DatasetSpec& spec) : spec_(spec), src_(spec.path) {
     policy_ = spec.on_bad_row;
     const std::string file = spec.path.string();
-    if (!spec.sentence_a.set() || !spec.sentence_b.set())
-      throw DatasetError(file + ": both sentence_a and sentence_b columns must be given");
+    if (!spec.sentence_a.set()) throw DatasetError(file + ": the sentence_a column must be given");
     if (spec.header) {
       std::vector<std::string> fields;
       std::string why;
@@ -76,7 +75,7 @@ class DelimitedReader : public PairReader {
       header_ = fields;
     }
     a_ = resolve(spec.sentence_a, "sentence_a");
-    b_ = resolve(spec.sentence_b, "sentence_b");
+    b_ = spec.sentence_b.set() ? resolve(spec.sentence_b, "sentence_b") : -1;  // unset: single sentences
     id_ = spec.id.set() ? resolve(spec.id, "id") : -1;
     label_ = spec.label.set() ? resolve(spec.label, "label") : -1;
     needed_ = 1 + std::max({a_, b_, id_, label_});
@@ -107,7 +106,8 @@ class DelimitedReader : public PairReader {
         continue;
       }
       rec.a = std::move(fields[static_cast<std::size_t>(a_)]);
-      rec.b = std::move(fields[static_cast<std::size_t>(b_)]);
+      if (b_ >= 0) rec.b = std::move(fields[static_cast<std::size_t>(b_)]);
+      rec.has_b = b_ >= 0;
       if (id_ >= 0) rec.id = fields[static_cast<std::size_t>(id_)];
       if (label_ >= 0) rec.label = fields[static_cast<std::size_t>(label_)];
       if (finish(spec_, spec_.path, rec)) return rec;
@@ -165,7 +165,7 @@ class DelimitedReader : public PairReader {
   DatasetSpec spec_;
   LineSource src_;
   std::vector<std::string> header_;
-  int a_ = 0, b_ = 0, id_ = -1, label_ = -1, needed_ = 0;
+  int a_ = 0, b_ = -1, id_ = -1, label_ = -1, needed_ = 0;
   uint64_t start_line_ = 0;
 };
 

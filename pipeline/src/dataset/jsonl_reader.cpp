@@ -14,8 +14,7 @@ class JsonlReader : public PairReader {
     policy_ = spec.on_bad_row;
     for (const ColumnRef* c : {&spec.sentence_a, &spec.sentence_b, &spec.id, &spec.label})
       if (c->index >= 0) throw DatasetError(spec.path.string() + ": JSON lines fields are chosen by name, not index");
-    if (spec.sentence_a.name.empty() || spec.sentence_b.name.empty())
-      throw DatasetError(spec.path.string() + ": both sentence_a and sentence_b field names must be given");
+    if (spec.sentence_a.name.empty()) throw DatasetError(spec.path.string() + ": the sentence_a field name must be given");
   }
 
   double fraction() const override { return src_.fraction(); }
@@ -52,16 +51,19 @@ class JsonlReader : public PairReader {
       return true;
     };
     std::optional<std::string> a, b, id;
+    const bool has_b = !spec_.sentence_b.name.empty();  // no sentence_b field: single sentences
     for (const auto* field : {&spec_.sentence_a.name, &spec_.sentence_b.name}) {
+      if (field->empty()) continue;
       auto it = j.find(*field);
       if (it != j.end() && !it->is_string())
         return reject(spec_.path, rec.source_row, "field '" + *field + "' is a " + it->type_name() + ", expected text");
     }
-    if (!text(spec_.sentence_a.name, true, a) || !text(spec_.sentence_b.name, true, b)) return false;
+    if (!text(spec_.sentence_a.name, true, a) || (has_b && !text(spec_.sentence_b.name, true, b))) return false;
     if (!spec_.id.name.empty() && !text(spec_.id.name, false, id)) return false;
     if (!spec_.label.name.empty() && !text(spec_.label.name, false, rec.label)) return false;
     rec.a = std::move(*a);
-    rec.b = std::move(*b);
+    rec.has_b = has_b;
+    if (has_b) rec.b = std::move(*b);
     if (id) rec.id = std::move(*id);
     return true;
   }

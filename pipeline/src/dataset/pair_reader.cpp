@@ -47,6 +47,7 @@ bool PairReader::finish(const DatasetSpec& spec, const std::filesystem::path& fi
       return reject(file, rec.source_row, std::string(other == &rec.id ? "id" : "label") +
                                               ": NUL byte (text with NUL bytes cannot be stored)");
   for (const auto& [name, text] : fields) {
+    if (text == &rec.b && !rec.has_b) continue;
     long bad = invalid_utf8_at(*text);
     if (bad >= 0) return reject(file, rec.source_row, std::string(name) + ": invalid UTF-8 at byte " + std::to_string(bad));
     if (blank(*text)) return reject(file, rec.source_row, std::string(name) + ": empty sentence");
@@ -73,6 +74,7 @@ std::unique_ptr<PairReader> open_dataset(const DatasetSpec& spec) {
     case DatasetFormat::Delimited: return make_delimited_reader(spec);
     case DatasetFormat::Jsonl: return make_jsonl_reader(spec);
     case DatasetFormat::Parallel: return make_parallel_reader(spec);
+    case DatasetFormat::Conllu: return make_conllu_reader(spec);
   }
   throw DatasetError("unknown dataset format");
 }

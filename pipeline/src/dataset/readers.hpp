@@ -1,5 +1,5 @@
 #pragma once
-// The three reader implementations behind open_dataset().
+// The reader implementations behind open_dataset(), one file each.
 #include <memory>
 
 #include "attnscan/dataset.hpp"
@@ -9,5 +9,6 @@ namespace attnscan {
 std::unique_ptr<PairReader> make_delimited_reader(const DatasetSpec& spec);
 std::unique_ptr<PairReader> make_jsonl_reader(const DatasetSpec& spec);
 std::unique_ptr<PairReader> make_parallel_reader(const DatasetSpec& spec);
+std::unique_ptr<PairReader> make_conllu_reader(const DatasetSpec& spec);
 
 }  // namespace attnscan

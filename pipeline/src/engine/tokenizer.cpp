@@ -543,4 +543,30 @@ Encoding Tokenizer::encode_single(std::string_view a, std::size_t max_length) co
   return assemble(ta, nullptr, max_length);
 }
 
+SentenceTokens Tokenizer::tokenize_words(const std::vector<std::string>& words) const {
+  SentenceTokens out;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    const bool space = w > 0 && kind_ == SubwordKind::ByteLevelBpe;
+    SentenceTokens t = tokenize(space ? " " + words[w] : words[w]);
+    std::string normalised;
+    for (const auto& part : t.words) normalised += part;
+    out.words.push_back(normalised.empty() ? words[w] : normalised);
+    for (std::size_t i = 0; i < t.ids.size(); ++i) {
+      out.ids.push_back(t.ids[i]);
+      out.pieces.push_back(std::move(t.pieces[i]));
+      out.word_index.push_back(static_cast<int32_t>(w));
+      out.special.push_back(t.special[i]);
+    }
+  }
+  return out;
+}
+
+Encoding Tokenizer::encode_words(const std::vector<std::string>& a, const std::vector<std::string>* b,
+                                 std::size_t max_length) const {
+  SentenceTokens ta = tokenize_words(a);
+  if (!b) return assemble(ta, nullptr, max_length);
+  SentenceTokens tb = tokenize_words(*b);
+  return assemble(ta, &tb, max_length);
+}
+
 }  // namespace attnscan

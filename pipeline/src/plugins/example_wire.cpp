@@ -7,7 +7,8 @@ namespace attnscan::worker {
 
 namespace {
 
-// Writes (or, with data == nullptr, only measures) the batch's examples: ids, tokens, attention.
+// Writes (or, with data == nullptr, only measures) the batch's examples: ids, tokens, word
+// annotations, attention.
 class Encoder {
  public:
   explicit Encoder(uint8_t* data) : data_(data) {}
@@ -47,6 +48,14 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch) {
       w.put(t.type_id);
       w.put(t.word_index);
       w.put_text(t.word);
+    }
+    w.put(static_cast<uint64_t>(e.word_annotations.size()));
+    for (const auto& sentence : e.word_annotations) {
+      w.put(static_cast<uint64_t>(sentence.size()));
+      for (const auto& a : sentence) {
+        w.put(a.head);
+        w.put_text(a.relation);
+      }
     }
     const std::size_t n = e.size();
     w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
@@ -114,6 +123,14 @@ std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::si
       t.type_id = r.get<uint8_t>();
       t.word_index = r.get<int32_t>();
       t.word = r.get_text();
+    }
+    e.word_annotations.resize(r.get<uint64_t>());
+    for (auto& sentence : e.word_annotations) {
+      sentence.resize(r.get<uint64_t>());
+      for (auto& a : sentence) {
+        a.head = r.get<int32_t>();
+        a.relation = r.get_text();
+      }
     }
     const std::size_t n = e.size();
     e.attention = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n * n);

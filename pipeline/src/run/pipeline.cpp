@@ -102,10 +102,37 @@ class BlockReader {
   uint64_t rows_total_ = 0;
 };
 
+std::vector<std::string> forms(const std::vector<TreeWord>& tree) {
+  std::vector<std::string> out;
+  for (const auto& w : tree) out.push_back(w.form);
+  return out;
+}
+
+// A pair, a single sentence, or (annotated datasets) the trees' words one by one.
+Encoding encode_record(const PairRecord& r, const Tokenizer& tok, std::size_t max_length) {
+  if (!r.tree_a.empty()) {
+    const auto b = forms(r.tree_b);
+    return tok.encode_words(forms(r.tree_a), r.has_b ? &b : nullptr, max_length);
+  }
+  return r.has_b ? tok.encode_pair(r.a, r.b, max_length) : tok.encode_single(r.a, max_length);
+}
+
 std::vector<Encoding> tokenize_block(const BlockWork& work, const Tokenizer& tok, std::size_t max_length) {
   std::vector<Encoding> out;
   for (const auto& row : work.items)
-    if (row.record) out.push_back(tok.encode_pair(row.record->a, row.record->b, max_length));
+    if (row.record) out.push_back(encode_record(*row.record, tok, max_length));
+  return out;
+}
+
+// The trees of an annotated record as detectors get them (empty without annotations).
+std::vector<std::vector<sdk::WordAnnotation>> word_annotations(const PairRecord& r) {
+  std::vector<std::vector<sdk::WordAnnotation>> out;
+  if (r.tree_a.empty()) return out;
+  for (const auto* tree : {&r.tree_a, &r.tree_b}) {
+    if (tree == &r.tree_b && !r.has_b) break;
+    auto& sentence = out.emplace_back();
+    for (const auto& w : *tree) sentence.push_back({w.head, w.relation});
+  }
   return out;
 }
 
@@ -180,6 +207,7 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     const Encoding& enc = encodings[members[k]];
     auto& ex = examples[k];
     ex.id = rows[members[k]]->record->id;
+    ex.word_annotations = word_annotations(*rows[members[k]]->record);
     ex.layers = L;
     ex.heads = H;
     for (std::size_t t = 0; t < enc.size(); ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));

