@@ -4,6 +4,7 @@ import numpy as np
 
 from .errors import FormatError
 from .layout import integers, strings
+from .maps import MapStore
 from .tokens import make_tokens
 
 
@@ -11,8 +12,9 @@ class Example:
     """Example `position` of a result file: its row, sentences, label, tokens and (read when first
     used) attention [L, H, n, n] float32 over the stored layers and heads."""
 
-    def __init__(self, store, position, fields, tokens, attention_offset):
+    def __init__(self, store, position, fields, tokens, attention_offset, maps=None, token_offset=0):
         self._store = store
+        self._maps, self._token_offset = maps, token_offset
         self.position = position            # 0-based place in the file (result.example(position))
         self.index = fields["index"]        # row index in the dataset (0-based, bad rows count)
         self.row = fields["row"]            # 1-based line where the row starts in the source file
@@ -58,6 +60,18 @@ class Example:
         return self.attention[self._store.layer_position(layer), self._store.head_position(head)]
 
     @property
+    def value_norms(self):
+        """[L, H, n] float32 over the model's layers and heads: ||f_h(x_j)|| of each token j (Kobayashi et
+        al. 2020); NotStoredError naming output.value_norms when the run did not store them."""
+        return self._maps.value_norms(self.position, self._token_offset, self.n_tokens)
+
+    @property
+    def rollout(self):
+        """[L, n, n] float32: attention rollout up to each layer (Abnar & Zuidema 2020); NotStoredError
+        naming output.rollout when the run did not store it."""
+        return self._maps.rollout(self.position, self.n_tokens)
+
+    @property
     def sentence_b_start(self):
         """Position of B's first token (the first token of segment 1)."""
         return next((t for t, tok in enumerate(self.tokens) if tok.sentence == 1), len(self.tokens))
@@ -71,6 +85,7 @@ class ExampleReader:
 
     def __init__(self, f, path, store):
         self.f, self.path, self.store = f, path, store
+        self.maps = MapStore(f, path)
         self.n = len(f["examples/index"])
         self.n_values = len(f["tokens/id"])
 
@@ -97,7 +112,8 @@ class ExampleReader:
                       for c in ("index", "row", "id", "sentence_a", "sentence_b", "label", "label_value")}
             fields["has_label"] = bool(cols["has_label"][k])
             fields["truncated"] = bool(cols["truncated"][k])
-            out.append(Example(self.store, begin + k, fields, tokens, int(cols["attention_offset"][k])))
+            out.append(Example(self.store, begin + k, fields, tokens, int(cols["attention_offset"][k]), self.maps,
+                               int(cols["token_offset"][k])))
         return out
 
     def token_span(self, cols, begin):

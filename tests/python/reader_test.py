@@ -218,6 +218,32 @@ def test_scores_only_and_aliases():
         expect_error(attnscan.NotStoredError, lambda: r.head_similarity(), "attnscan similarity")
 
 
+def test_value_norms_and_rollout_equal_h5py():
+    """Example.value_norms and .rollout equal the h5py recipe of docs/analyses.md; a file without them
+    names the option to set; the scores group's map is in the provenance."""
+    model_dir()
+    data = pairs_file()
+    cfg = out("maps.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"dataset:\n  path: {data}\n  label: label\noutput:\n  value_norms: true\n  rollout: true\n"
+                "  attention_every: 3\ndetectors:\n  - {name: delimiter, as: delimiter_norm, map: norm}\n")
+    path = out("maps.h5")
+    attnscan_cli("run", "-c", cfg, "-o", path, "--no-progress")
+    with attnscan.open(path) as r, h5py.File(path, "r") as f:
+        L = int(f["attention"].attrs["model_layers"])
+        starts = np.concatenate([[0], np.cumsum(L * f["examples/n_tokens"][...].astype(np.int64) ** 2)])
+        for i, e in enumerate(r):
+            t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
+            assert same(e.value_norms, f["tokens/value_norm"][t:t + n].transpose(1, 2, 0)), i
+            assert same(e.rollout, f["rollout/values"][starts[i]:starts[i + 1]].reshape(L, n, n)), i
+            assert np.allclose(e.rollout.sum(axis=-1), 1, atol=1e-5), i
+        assert f["scores/delimiter_norm"].attrs["map"] == "norm"
+    plain = run_file("plain.h5", data)
+    with attnscan.open(plain) as r:
+        expect_error(attnscan.NotStoredError, lambda: r.example(0).value_norms, "output.value_norms")
+        expect_error(attnscan.NotStoredError, lambda: r.example(0).rollout, "output.rollout")
+
+
 def test_shards_merged_read_as_a_single_run():
     model_dir()
     data = pairs_file()
