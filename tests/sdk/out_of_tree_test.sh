@@ -17,7 +17,8 @@ cmake -S "$source/docs/examples/punctuation" -B "$tmp/example" -DCMAKE_PREFIX_PA
 cmake --build "$tmp/example" > "$tmp/build.log" || { cat "$tmp/build.log"; fail "build"; }
 [ -f "$tmp/example/punctuation.so" ] || fail "no punctuation.so"
 
-"$tmp/prefix/bin/attnscan" plugins --plugin-path "$tmp/example" | grep -q "^punctuation 1.0" || fail "attnscan plugins does not list it"
+listing=$("$tmp/prefix/bin/attnscan" plugins --plugin-path "$tmp/example")  # whole, so grep -q cannot cut it short
+grep -q "^punctuation 1.0" <<< "$listing" || fail "attnscan plugins does not list it"
 if [ ! -f "$model/model.safetensors" ]; then
   echo "SKIP: default model not found at $model (run the README set-up command); the plugin built and loads"; exit 77
 fi

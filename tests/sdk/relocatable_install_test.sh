@@ -15,7 +15,7 @@ bin="$tmp/moved/bin/attnscan"
 "$bin" plugins > "$tmp/plugins.txt" || { cat "$tmp/plugins.txt"; fail "attnscan plugins"; }
 grep -q "^search path: $tmp/moved/lib/attnscan/plugins$" "$tmp/plugins.txt" || { cat "$tmp/plugins.txt"; fail "search path"; }
 if grep -q "$build" "$tmp/plugins.txt"; then cat "$tmp/plugins.txt"; fail "the installed binary looks into the build tree"; fi
-[ "$(grep -c "^[a-z_]* [0-9.]*  ($tmp/moved/" "$tmp/plugins.txt")" = 7 ] || { cat "$tmp/plugins.txt"; fail "7 plugins from the prefix"; }
+[ "$(grep -c "^[a-z_]* [0-9.]*  ($tmp/moved/" "$tmp/plugins.txt")" = 8 ] || { cat "$tmp/plugins.txt"; fail "8 plugins from the prefix"; }
 if [ ! -f "$model/model.safetensors" ]; then
   echo "SKIP: default model not found at $model (run the README set-up command); the install finds its plugins"; exit 77
 fi
