@@ -415,6 +415,18 @@ def family_model(name):
     return d
 
 
+def run_single_and_sharded(args, name):
+    """`run ARGS` as one run (NAME.h5, returned) and as two shards merged: the same file."""
+    single = out(f"{name}.h5")
+    run("run", *args, "-o", single)
+    shards = [out(f"{name}_shard{i}.h5") for i in range(2)]
+    for i, shard in enumerate(shards):
+        run("run", *args, "--shard", f"{i}/2", "-o", shard)
+    run("merge", out(f"{name}_merged.h5"), *shards)
+    assert_same_file(single, out(f"{name}_merged.h5"))
+    return single
+
+
 def test_every_family_runs_shards_merges_and_reports():
     """Each family end to end on STS-B dev rows: a run equals the merge of its shards, the delimiter
     finds the begin and separator tokens of every template (finite scores), heads and report read it."""
@@ -422,13 +434,7 @@ def test_every_family_runs_shards_merges_and_reports():
     for family in ("distilbert", "electra-discriminator", "mpnet", "roberta", "xlm-roberta", "albert"):
         args = [*STSB_DEV, "--model", family_model(family), "--set", "dataset.max_rows=120", "--set",
                 "pipeline.block_rows=40", "--set", "detectors=next_token,delimiter,subword_siblings"]
-        single = out(f"{family}.h5")
-        run("run", *args, "-o", single)
-        shards = [out(f"{family}_shard{i}.h5") for i in range(2)]
-        for i, shard in enumerate(shards):
-            run("run", *args, "--shard", f"{i}/2", "-o", shard)
-        run("merge", out(f"{family}_merged.h5"), *shards)
-        assert_same_file(single, out(f"{family}_merged.h5"))
+        single = run_single_and_sharded(args, family)
         with h5py.File(single, "r") as f:
             assert len(f["examples/index"]) == 120, family
             for key in ("delimiter/cls", "delimiter/sep"):
@@ -485,13 +491,7 @@ def test_value_norms_and_rollout_match_references():
             for name, mapped in detectors:
                 f.write(f"  - {{name: {name}, as: {name}_{mapped}, map: {mapped}}}\n")
         args = ["-c", cfg, *STSB_DEV, "--model", model, "--set", "dataset.max_rows=24", "--set", "pipeline.block_rows=8"]
-        target = out(f"maps{m}.h5")
-        run("run", *args, "-o", target)
-        shards = [out(f"maps{m}_shard{i}.h5") for i in range(2)]
-        for i, shard in enumerate(shards):
-            run("run", *args, "--shard", f"{i}/2", "-o", shard)
-        run("merge", out(f"maps{m}_merged.h5"), *shards)
-        assert_same_file(target, out(f"maps{m}_merged.h5"))
+        target = run_single_and_sharded(args, f"maps{m}")
         assert "OK" in run("verify", target).stdout
         with h5py.File(target, "r") as f:
             N = len(f["examples/index"])
