@@ -109,10 +109,15 @@ int main(int argc, char** argv) {
       quick ? std::vector<std::pair<int64_t, int64_t>>{{16, 48}}
             : std::vector<std::pair<int64_t, int64_t>>{{1, 48}, {8, 48}, {16, 48}, {32, 48}, {16, 16}, {16, 128}, {8, 256}};
   std::mt19937 rng(7);
-  std::printf("%-18s %-5s %6s %6s %10s %10s %8s\n", "model", "prec", "batch", "len", "seq/s", "GFLOP/s", "%peak");
+  // fp32 through each linear-layer backend this machine has (engine.linear), then bf16 (oneDNN only).
+  std::vector<std::pair<Precision, LinearBackend>> variants = {{Precision::F32, LinearBackend::OneDnn}};
+  if (!compute_platform().openblas.empty()) variants.push_back({Precision::F32, LinearBackend::OpenBlas});
+  variants.push_back({Precision::BF16, LinearBackend::OneDnn});
+  std::printf("%-18s %-5s %-8s %6s %6s %10s %10s %8s\n", "model", "prec", "linear", "batch", "len", "seq/s", "GFLOP/s",
+              "%peak");
   for (const auto& m : models) {
     auto loaded = load_model(m.dir);
-    for (Precision p : {Precision::F32, Precision::BF16}) {
+    for (auto [p, linear] : variants) {
       if (p == Precision::BF16 && !compute_platform().bf16_refusal().empty()) {
         std::printf("%-18s bf16  skipped: %s\n", m.name.c_str(), compute_platform().bf16_refusal().c_str());
         continue;
@@ -120,13 +125,14 @@ int main(int argc, char** argv) {
       EncoderOptions o;
       o.precision = p;
       o.threads = threads;
+      o.linear = linear;
       BertEncoder enc(loaded, o);
       for (auto [batch, len] : shapes) {
         auto b = random_batch(batch, len, loaded.config.vocab_size, rng);
         double s = best_seconds([&] { enc.forward(b); }, quick ? 0.5 : 1.5);
         double gflops = enc.flops(batch, len) / s / 1e9;
-        std::printf("%-18s %-5s %6ld %6ld %10.1f %10.1f %7.1f%%\n", m.name.c_str(), precision_name(p), long(batch),
-                    long(len), double(batch) / s, gflops, 100.0 * gflops / peak);
+        std::printf("%-18s %-5s %-8s %6ld %6ld %10.1f %10.1f %7.1f%%\n", m.name.c_str(), precision_name(p),
+                    linear_backend_name(linear), long(batch), long(len), double(batch) / s, gflops, 100.0 * gflops / peak);
         std::fflush(stdout);
       }
     }

@@ -80,11 +80,15 @@ def check_recipes(path, expect_examples=None):
         return n_ex
 
 
-def interrupted(args, target, sig, after, env=None):
+def interrupted(args, target, sig, after, env=None, ready=None):
     """Starts `attnscan run ARGS -o TARGET` (with `env` added to the environment), sends sig after
-    `after` seconds unless it has finished; returns (was_signalled, returncode)."""
+    `after` seconds (counted from when `ready()` first holds, if given: a loaded machine starts
+    slowly) unless it has finished; returns (was_signalled, returncode)."""
     p = subprocess.Popen([BIN, "run", *args, "-o", target], cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    deadline = time.time() + 300
+    while ready and not ready() and p.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
     time.sleep(after)
     signalled = p.poll() is None
     if signalled:
@@ -376,8 +380,8 @@ def test_damaged_tmp_is_rebuilt():
     args = [*STSB_DEV, "--set", "pipeline.block_rows=64"]
     run("run", *args, "-o", out("ref.h5"))
     target = out("damaged.h5")
-    _, code = interrupted(args, target, signal.SIGINT, 3.0)
-    assert code == 130 and os.path.exists(target + ".tmp")
+    _, code = interrupted(args, target, signal.SIGINT, 1.0, ready=lambda: os.path.exists(target + ".tmp"))
+    assert code == 130 and os.path.exists(target + ".tmp"), code
     with open(target + ".tmp", "r+b") as f:  # destroy the HDF5 superblock signature
         f.write(b"\0" * 8)
     r = run("run", *args, "-o", target)

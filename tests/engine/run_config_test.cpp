@@ -100,3 +100,27 @@ TEST(RunConfigErrors, SetArgumentIsNamed) {
   }
   EXPECT_THROW(b.set("novalue"), ConfigError);
 }
+
+TEST(RunConfig, DetectorMapsAreParsedDumpedAndPartOfTheIdentity) {
+  auto path = yaml("maps", "detectors:\n  - delimiter\n  - {name: delimiter, as: delimiter_norm, map: norm}\n"
+                           "output:\n  value_norms: true\n  rollout: true\n");
+  ConfigBuilder b;
+  b.load_yaml(path);
+  auto c = b.build();
+  ASSERT_EQ(c.detectors.size(), 2u);
+  EXPECT_EQ(c.detectors[0].map, "weights");
+  EXPECT_EQ(c.detectors[1].map, "norm");
+  EXPECT_TRUE(c.value_norms);
+  EXPECT_TRUE(c.rollout);
+  EXPECT_NE(b.identity().find("delimiter as delimiter_norm on norm("), std::string::npos) << b.identity();
+  ConfigBuilder again;
+  again.load_yaml(yaml("maps_dump", b.dump()));
+  EXPECT_EQ(again.dump(), b.dump());
+  EXPECT_EQ(again.build().detectors[1].map, "norm");
+}
+
+TEST(RunConfigErrors, UnknownDetectorMapNamesItsLine) {
+  EXPECT_NE(config_error("badmap", "detectors:\n  - delimiter\n  - {name: entropy, map: norms}\n")
+                .find("run.yaml:3: detectors: entropy: map: 'norms': expected weights, norm or rollout"),
+            std::string::npos);
+}
