@@ -18,9 +18,12 @@ import collections
 import json
 import os
 import pathlib
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -64,12 +67,15 @@ def relation_name(rel):
 
 
 def run(attnscan, plugins, conllu, out, pairing="single", extra=()):
-    cmd = [attnscan, "run", "--overwrite", "--no-progress", "--model", str(MODEL), "-o", str(out),
-           "--set", "dataset.format=conllu", "--set", f"dataset.path={conllu}", "--set", f"dataset.pairing={pairing}",
-           "--set", "output.dtype=float32", "--set", "detectors=dependency", "--set", f"plugin_paths={plugins}", *extra]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(run_command(attnscan, plugins, conllu, out, pairing, extra), capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"attnscan run failed:\n{p.stdout}\n{p.stderr}")
+
+
+def run_command(attnscan, plugins, conllu, out, pairing="single", extra=()):
+    return [attnscan, "run", "--overwrite", "--no-progress", "--model", str(MODEL), "-o", str(out),
+           "--set", "dataset.format=conllu", "--set", f"dataset.path={conllu}", "--set", f"dataset.pairing={pairing}",
+           "--set", "output.dtype=float32", "--set", "detectors=dependency", "--set", f"plugin_paths={plugins}", *extra]
 
 
 def clark_counts(h5path, examples):
@@ -234,7 +240,9 @@ def silver_trees_match_clark(attnscan, plugins, tmp):
     subprocess.run([str(VENV_PY), str(ROOT / "tests/reference/parse_conllu.py"), str(SNLI), str(conllu),
                     "--max", str(SENTENCES)], check=True)
     out = tmp / "silver.h5"
+    t0 = time.time()
     run(attnscan, plugins, conllu, out)
+    seconds = time.time() - t0
     examples = read_conllu(conllu)
     f, corpus, offset_correct, rel_count, layers, heads = check_against_detector(out, examples)
     assert len(examples) == SENTENCES == f["examples/id"].shape[0]
@@ -248,6 +256,7 @@ def silver_trees_match_clark(attnscan, plugins, tmp):
         assert np.array_equal(acc, corpus[(r, "dep_to_head")] / rel_count[r]), r
     check_offset_attributes(f, offset_correct, rel_count)
     check_relations_command(attnscan, out, f, corpus, offset_correct, rel_count, 20)
+    check_resume(attnscan, plugins, conllu, out, tmp, seconds)
     report(corpus, offset_correct, rel_count, heads)
 
 
@@ -310,6 +319,33 @@ def check_shards_merge(attnscan, plugins, sample, pairing, single, tmp):
                 assert a[key].attrs[attr] == b[key].attrs[attr], (key, attr)
     p = subprocess.run([attnscan, "verify", str(merged)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def check_resume(attnscan, plugins, conllu, single, tmp, seconds):
+    """A run stopped by SIGINT after some committed blocks, then rerun: it resumes, and the trees and
+    offset baselines equal an uninterrupted run's."""
+    target = tmp / "resumed.h5"
+    cmd = run_command(attnscan, plugins, conllu, target, extra=("--set", "pipeline.block_rows=8"))
+    for share in (0.5, 0.35, 0.65, 0.8):
+        shutil.rmtree(str(target) + ".parts", ignore_errors=True)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(share * seconds)
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        if p.wait() == 130 and pathlib.Path(str(target) + ".parts").exists():
+            print(f"resume: stopped after {share * seconds:.1f} s")
+            break
+    else:
+        sys.exit("could not stop a run after some committed blocks (4 tries); the resume was not tested")
+    p = subprocess.run(cmd[:2] + cmd[3:], capture_output=True, text=True)  # without --overwrite: resume
+    assert p.returncode == 0 and "resuming:" in p.stderr, p.stderr
+    with h5py.File(single, "r") as a, h5py.File(target, "r") as b:
+        for name in ("tokens/dep_head", "tokens/dep_relation"):
+            assert np.array_equal(a[name][:], b[name][:]), name
+        for r, direction in dependency_outputs(a):
+            key = f"scores/dependency/{r}.{direction}"
+            for attr in ("words", "best_offset", "offset_correct"):
+                assert a[key].attrs[attr] == b[key].attrs[attr], (key, attr)
 
 
 def relations_need_scores(attnscan, plugins, tmp):
