@@ -362,6 +362,16 @@ def relations_need_scores(attnscan, plugins, tmp):
     assert p.returncode != 0 and f"{out}: no dependency scores" in p.stderr, p.stderr
     p = subprocess.run([attnscan, "heads", str(out), "--relations", "--top", "3"], capture_output=True, text=True)
     assert p.returncode != 0 and "--relations lists one head per relation" in p.stderr, p.stderr
+    # A dataset without trees (configs/default.yaml: sentence pairs, other detectors): no tree columns.
+    pairs = tmp / "pairs.h5"
+    p = subprocess.run([attnscan, "run", "-c", str(ROOT / "configs/default.yaml"), "--overwrite", "--no-progress",
+                        "--model", str(MODEL), "-o", str(pairs), "--set", f"dataset.path={ROOT / 'data/sample_pairs.tsv'}",
+                        "--set", f"plugin_paths={plugins}"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with h5py.File(pairs, "r") as f:
+        assert "tokens/dep_head" not in f and "tokens/dep_relation" not in f and "scores/entropy" in f
+    p = subprocess.run([attnscan, "heads", str(pairs), "--relations"], capture_output=True, text=True)
+    assert p.returncode != 0 and f"{pairs}: no dependency scores" in p.stderr, p.stderr
 
 
 BAD = {
