@@ -8,7 +8,7 @@ usage: dependency_test.py ATTNSCAN PLUGIN_DIR TEST
                             `attnscan heads --relations` equal this reference's (prints its table)
   gold_sample_and_pairs     data/sample_trees.conllu, single and consecutive pairs, same check; the stored
                             trees (tokens/dep_head, tokens/dep_relation) and offset baselines, also after
-                            two shards are merged and verified
+                            two shards are merged and verified; verify names a short tokens/dep_head
   relations_need_scores     `heads --relations` on a file without dependency scores names what is missing
   bad_conllu_is_refused     file:line errors naming the field; on_bad_row skip counts them
 Exit 77 (skipped, with a message) without spaCy/en_core_web_sm in the tools venv, the shared
@@ -319,6 +319,12 @@ def check_shards_merge(attnscan, plugins, sample, pairing, single, tmp):
                 assert a[key].attrs[attr] == b[key].attrs[attr], (key, attr)
     p = subprocess.run([attnscan, "verify", str(merged)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+    damaged = tmp / f"damaged-{pairing}.h5"
+    shutil.copy(merged, damaged)
+    with h5py.File(damaged, "r+") as f:
+        f["tokens/dep_head"].resize((len(f["tokens/dep_head"]) - 1,))
+    p = subprocess.run([attnscan, "verify", str(damaged)], capture_output=True, text=True)
+    assert p.returncode != 0 and f"{damaged}: dataset tokens/dep_head holds" in p.stdout + p.stderr, p.stdout + p.stderr
 
 
 def check_resume(attnscan, plugins, conllu, single, tmp, seconds):
