@@ -5,7 +5,8 @@ al. (2019)'s procedure, and the CoNLL-U reader's handling of bad input.
 usage: dependency_test.py ATTNSCAN PLUGIN_DIR TEST
   silver_trees_match_clark  spaCy-parsed SNLI sentences (tests/reference/parse_conllu.py): per example,
                             relation, direction and head the same counts; the stored offset baselines and
-                            `attnscan heads --relations` equal this reference's (prints its table)
+                            `attnscan heads --relations` equal this reference's (prints its table); a
+                            run stopped by SIGINT resumes with the same trees and baselines
   gold_sample_and_pairs     data/sample_trees.conllu, single and consecutive pairs, same check; the stored
                             trees (tokens/dep_head, tokens/dep_relation) and offset baselines, also after
                             two shards are merged and verified; verify names a short tokens/dep_head
