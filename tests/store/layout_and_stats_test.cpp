@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "store/layout_file.hpp"
+#include "store/offset_baselines.hpp"
 #include "store/score_stats.hpp"
 #include "support/test_paths.hpp"
 
@@ -77,6 +78,64 @@ TEST(LayoutFile, EveryColumnRoundTrips) {
   EXPECT_EQ(out.rejects.reason, (std::vector<std::string>{"too few fields"}));
   EXPECT_EQ(out.scores.at("det/out").values, (std::vector<float>{0.2f, 2, 0.3f, 3}));
   EXPECT_EQ(r.params().scores.at(0).key(), "det/out");
+}
+
+// One example, A = 5 words (word 1 in two pieces), B = 3 words, with their gold trees.
+LayoutChunk tree_chunk() {
+  LayoutChunk c;
+  struct Tok { uint8_t segment; int32_t word, head; const char* relation; };
+  const std::vector<Tok> toks = {{0, -1, -2, ""}, {0, 0, 1, "det"}, {0, 1, 2, "nsubj"}, {0, 1, 2, "nsubj"},
+                                 {0, 2, -1, "ROOT"}, {0, 3, 2, "punct"}, {0, 4, 2, "punct"}, {0, -1, -2, ""},
+                                 {1, 0, 2, "nmod:poss"}, {1, 1, 2, "amod"}, {1, 2, -1, "ROOT"}, {1, -1, -2, ""}};
+  auto& e = c.examples;
+  e.index = {0}, e.row = {1}, e.id = {"s"}, e.sentence_a = {"a"}, e.sentence_b = {"b"}, e.label = {""};
+  e.has_label = {0}, e.label_value = {NAN}, e.n_tokens = {12}, e.tokens_a = {6}, e.tokens_b = {3};
+  e.truncated = {0}, e.token_offset = {0}, e.attention_offset = {-1};
+  for (const auto& t : toks) {
+    c.tokens.id.push_back(1), c.tokens.text.push_back("x"), c.tokens.word.push_back("x");
+    c.tokens.segment.push_back(t.segment), c.tokens.word_index.push_back(t.word), c.tokens.special.push_back(t.word < 0);
+    c.dep_head.push_back(t.head), c.dep_relation.push_back(t.relation);
+  }
+  return c;
+}
+
+TEST(LayoutFile, TreeColumnsSurviveReopenAndGiveClarksOffsetCounts) {
+  const fs::path f = test::scratch_dir("layout_trees") / "f.h5";
+  LayoutParams p = two_heads();
+  p.scores.clear();
+  p.trees = true;
+  const LayoutChunk in = tree_chunk();
+  {
+    LayoutWriter w(f, p);
+    w.append(in);
+    w.file().set_attr("/", "format", std::string(kFormatName));
+    w.file().set_attr("/", "format_version", kFormatVersion);
+  }
+  LayoutWriter::reopen(f, p).append(in);  // a resumed finishing pass: rows dropped, appended again
+  const LayoutReader r(f);
+  ASSERT_TRUE(r.params().trees);
+  const LayoutChunk out = r.read(0, 1, 0, 0);
+  EXPECT_EQ(out.dep_head, in.dep_head);
+  EXPECT_EQ(out.dep_relation, in.dep_relation);
+  const auto counts = offset_counts(r.file(), r.examples());
+  auto at = [&](const std::string& rel, int o) { return counts.at(rel).correct[o - kMinOffset]; };
+  EXPECT_EQ(counts.count("ROOT"), 0u);                      // roots have no head word
+  EXPECT_EQ(counts.at("det").words, 1);
+  EXPECT_EQ(counts.at("nsubj").words, 1);                   // one word, however many pieces
+  EXPECT_EQ(counts.at("punct").words, 2);
+  EXPECT_EQ(at("punct", -1), 1);
+  EXPECT_EQ(at("punct", -2), 1);
+  EXPECT_EQ(counts.at("punct").best_offset(), -1);          // tie: the smaller |o|
+  EXPECT_EQ(counts.at("nmod").words, 1);                    // nmod:poss counts as nmod
+  for (int o = 2; o <= 5; ++o) EXPECT_EQ(at("nmod", o), 1) << o;  // clamped to B's last word
+  EXPECT_EQ(at("nmod", 1), 0);
+  EXPECT_EQ(counts.at("nmod").best_offset(), 2);
+  EXPECT_EQ(counts.at("amod").best_offset(), 1);
+  EXPECT_EQ(counts.at("amod").best_correct(), 1);
+  OffsetCounts tie;
+  tie.correct[3 - kMinOffset] = tie.correct[-3 - kMinOffset] = 4;
+  EXPECT_EQ(tie.best_offset(), -3);                         // then the negative one
+  EXPECT_EQ(OffsetCounts{}.best_offset(), 0);
 }
 
 TEST(ScoreStats, MeanSdCiAndBaselineOverDefinedExamples) {

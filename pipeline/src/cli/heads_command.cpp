@@ -9,6 +9,7 @@
 #include "attnscan/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
+#include "cli/relation_heads.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "analysis/statistics.hpp"
@@ -35,6 +36,8 @@ int heads_command(const std::vector<std::string>& args) {
   int top = 5, bins = 0, resamples = 2000;
   uint64_t seed = 1;
   std::string ci = "normal";
+  bool relations = false;
+  int64_t min_words = 20;
   po::options_description opts("attnscan heads RESULT.h5: top heads per detector output");
   opts.add_options()("help,h", "show this help")("top,k", po::value(&top)->default_value(5), "heads per output")(
       "by", po::value(&by), "stratify by: label")("format", po::value(&format)->default_value("table"),
@@ -43,7 +46,10 @@ int heads_command(const std::vector<std::string>& args) {
       "bins", po::value(&bins)->default_value(0), "with --by label on a numeric label: K equal-width bins")(
       "ci", po::value(&ci)->default_value("normal"), "normal (mean +- 1.96 s/sqrt(n)) or bootstrap (percentile)")(
       "resamples", po::value(&resamples)->default_value(2000), "bootstrap draws with --ci bootstrap")(
-      "seed", po::value(&seed)->default_value(1), "seed of the bootstrap");
+      "seed", po::value(&seed)->default_value(1), "seed of the bootstrap")(
+      "relations", po::bool_switch(&relations),
+      "dependency detector: the best head per relation and direction against Clark's best fixed-offset baseline")(
+      "min-words", po::value(&min_words)->default_value(20), "with --relations: only relations with at least N words");
   std::vector<std::string> files;
   const auto vm = parse_with_files(args, opts, files, 1);
   if (!files.empty()) file = files[0];
@@ -52,7 +58,17 @@ int heads_command(const std::vector<std::string>& args) {
               << ". lift = mean / mean uniform-attention baseline over the same examples.\n";
     return 0;
   }
-  if (file.empty()) throw Error("usage: attnscan heads RESULT.h5 [--top K] [--by label] [--format table|csv|json]");
+  if (file.empty())
+    throw Error("usage: attnscan heads RESULT.h5 [--top K] [--by label] [--format table|csv|json]\n"
+                "       attnscan heads RESULT.h5 --relations [--min-words N] [--format table|csv|json]");
+  if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
+  if (relations) {
+    if (!by.empty() || !only.empty() || !vm["top"].defaulted())
+      throw Error("--relations lists one head per relation; it does not take --top, --by or --detector");
+    if (min_words < 0) throw Error("--min-words " + std::to_string(min_words) + ": expected 0 or more");
+    print_relation_heads(file, min_words, format, std::cout);
+    return 0;
+  }
   if (!by.empty() && by != "label") throw Error("--by " + by + ": only 'label' is supported");
   if (bins < 0 || (bins > 0 && by.empty())) throw Error("--bins K: K >= 1, and only with --by label");
   if (ci != "normal" && ci != "bootstrap") throw Error("--ci " + ci + ": expected normal or bootstrap");

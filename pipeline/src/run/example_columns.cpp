@@ -1,5 +1,7 @@
 #include "run/example_columns.hpp"
 
+#include "attnscan/error.hpp"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -97,6 +99,24 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
     c.tokens.segment.push_back(enc.segment[t]);
     c.tokens.word_index.push_back(enc.word_index[t]);
     c.tokens.special.push_back(enc.special[t]);
+  }
+  if (!r.tree_a.empty()) append_tree_columns(c, r, enc);
+}
+
+void append_tree_columns(LayoutChunk& c, const PairRecord& r, const Encoding& enc) {
+  for (std::size_t t = 0; t < enc.size(); ++t) {
+    const auto& tree = enc.segment[t] ? r.tree_b : r.tree_a;
+    const int32_t w = enc.word_index[t];
+    if (w < 0) {  // a template special: no word
+      c.dep_head.push_back(-2);
+      c.dep_relation.emplace_back();
+      continue;
+    }
+    if (static_cast<std::size_t>(w) >= tree.size())
+      throw Error("example " + r.id + ": token " + std::to_string(t) + " is word " + std::to_string(w) + " of sentence " +
+                  (enc.segment[t] ? "B" : "A") + ", which has " + std::to_string(tree.size()) + " words in its tree");
+    c.dep_head.push_back(tree[static_cast<std::size_t>(w)].head);
+    c.dep_relation.push_back(tree[static_cast<std::size_t>(w)].relation);
   }
 }
 

@@ -14,6 +14,10 @@ namespace attnscan {
 void append_example(LayoutChunk& chunk, uint64_t index, const PairRecord& record, const Encoding& encoding,
                     int64_t attention_offset);
 
+// The gold tree columns (tokens/dep_head, tokens/dep_relation) of an annotated record's tokens: every
+// piece of a word carries its word's head and relation; template specials -2 and "".
+void append_tree_columns(LayoutChunk& chunk, const PairRecord& record, const Encoding& encoding);
+
 // Writes example `batch_row`'s stored layers and heads, n x n each, in the storage dtype, to dst.
 void write_attention(uint8_t* dst, const EncoderOutput& output, int64_t batch_row, int64_t n, const LayoutParams& params);
 

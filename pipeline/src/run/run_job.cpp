@@ -84,6 +84,7 @@ LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
   layout.model_heads = model.num_heads;
   layout.value_norms = cfg.value_norms;
   layout.rollout = cfg.rollout;
+  layout.trees = cfg.dataset.format == DatasetFormat::Conllu;  // every record carries its trees
   try {
     layout.layers = parse_index_list(cfg.layers, model.num_layers);
     layout.heads = parse_index_list(cfg.heads, model.num_heads);

@@ -234,6 +234,25 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
     }
   }
 
+  // Gold trees (annotated datasets): one row per token, read through their checksums; heads >= -2.
+  if (columns_ok && params.trees) {
+    Findings bad(report, std::string("problems in ") + kDepHead + " / " + kDepRelation);
+    std::vector<int32_t> head;
+    std::vector<std::string> relation;
+    if (read_all(f, kDepHead, head, report) && read_all(f, kDepRelation, relation, report)) {
+      for (const auto& [name, rows] : {std::make_pair(kDepHead, head.size()), std::make_pair(kDepRelation, relation.size())})
+        if (rows != token_rows)
+          bad.add(path.string() + ": dataset " + name + " holds " + std::to_string(rows) + " rows, tokens/id " +
+                  std::to_string(token_rows));
+      for (std::size_t t = 0; t < head.size(); ++t)
+        if (head[t] < -2) {
+          bad.add(path.string() + ": dataset " + kDepHead + " row " + std::to_string(t) + " is " +
+                  std::to_string(head[t]) + " (expected a word index, -1 root or -2 special)");
+          break;
+        }
+    }
+  }
+
   // Scores: one row per example, read through their checksums; finite or NaN (undefined).
   for (const auto& so : params.scores) {
     for (const char* part_name : {"values", "baseline"}) {

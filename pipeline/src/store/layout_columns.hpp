@@ -48,6 +48,10 @@ struct LayoutChunk {
   std::vector<uint8_t> attention;  // raw values in the file's attention dtype
   std::vector<float> value_norms;  // [tokens][model layers][model heads] when stored, else empty
   std::vector<float> rollout;      // each example's [model layers][n][n], in example order, when stored
+  // Gold dependency trees, one entry per token (annotated datasets; else empty): the word_index of the
+  // head of the token's word within its sentence (-1 root, -2 template specials) and its relation.
+  std::vector<int32_t> dep_head;
+  std::vector<std::string> dep_relation;
   RejectColumns rejects;
   std::map<std::string, ScoreColumns> scores;  // key "detector/output"
 };

@@ -85,6 +85,7 @@ LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const Layou
   }
   if (params.value_norms) w.file_.resize(kValueNorms, 0);
   if (params.rollout) w.file_.resize(kRollout, 0);
+  if (params.trees) w.file_.resize(kDepHead, 0), w.file_.resize(kDepRelation, 0);
   if (w.file_.exists(kAttentionChecksums)) w.file_.remove(kAttentionChecksums);
   return w;
 }
@@ -133,6 +134,14 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.set_attr(std::string("/") + kRollout, "layout",
                std::string("example i: values[o:o + L*n*n].reshape(L, n, n), o = L * sum(n_tokens[:i]**2) (every example)"));
   }
+  if (params.trees) {
+    f.create_dataset(kDepHead, H5T_STD_I32LE, kTokenChunk);
+    f.create_dataset(kDepRelation, h5::utf8_string_type(), kTokenChunk);
+    f.set_attr(std::string("/") + kDepHead, "layout",
+               std::string("rows as tokens/*: word_index of the head of the token's word in its sentence; -1 root, -2 template specials"));
+    f.set_attr(std::string("/") + kDepRelation, "layout",
+               std::string("rows as tokens/*: dependency relation (DEPREL as written) of the token's word; empty for template specials"));
+  }
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
     f.set_attr("/attention/values", "scale_factor", 1.0 / 255.0);
     f.set_attr("/attention/values", "add_offset", 0.0);
@@ -164,6 +173,12 @@ void LayoutWriter::append(const LayoutChunk& c) {
   }
   if (params_.value_norms) f.append_rows(kValueNorms, c.value_norms.data(), c.tokens.size());
   if (params_.rollout) f.append_rows(kRollout, c.rollout.data(), c.rollout.size());
+  if (params_.trees) {
+    if (c.dep_head.size() != c.tokens.size() || c.dep_relation.size() != c.tokens.size())
+      throw Error(f.path().string() + ": internal: " + kDepHead + "/" + kDepRelation + " rows do not match the chunk's tokens");
+    f.append(kDepHead, c.dep_head);
+    f.append_strings(kDepRelation, c.dep_relation);
+  }
   tokens_ += c.tokens.size();
   attention_ += c.attention.size() / vs;
 }
@@ -194,6 +209,7 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   }
   params_.value_norms = f.exists(kValueNorms);
   params_.rollout = f.exists(kRollout);
+  params_.trees = f.exists(kDepHead);
   n_examples_ = f.length("examples/index");
   n_rejects_ = f.length("rejects/index");
   external_ = f.has_attr("/", kExternalAttentionAttr) && f.attr_int("/", kExternalAttentionAttr) == 1;
@@ -268,6 +284,10 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     out.scores[so.key()] = {f.read_rows("scores/" + so.key() + "/values", a, b),
                             f.read_rows("scores/" + so.key() + "/baseline", a, b)};
   if (params_.value_norms) out.value_norms = f.read_rows(kValueNorms, t0, t1);
+  if (params_.trees) {
+    out.dep_head = f.read<int32_t>(kDepHead, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));
+    out.dep_relation = f.read_strings(kDepRelation, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));
+  }
   if (params_.rollout && b > a) {
     const uint64_t r0 = rollout_start(a);
     uint64_t r1 = r0;

@@ -19,6 +19,9 @@ inline constexpr int64_t kOldestFormatVersion = 1;
 // Optional datasets (output.value_norms, output.rollout); files without them read as before.
 inline constexpr const char* kValueNorms = "tokens/value_norm";
 inline constexpr const char* kRollout = "rollout/values";
+// Optional gold trees per token (datasets with dependency trees, dataset.format conllu).
+inline constexpr const char* kDepHead = "tokens/dep_head";
+inline constexpr const char* kDepRelation = "tokens/dep_relation";
 
 // One detector output stored under /scores/<detector>/<output>/.
 struct ScoreOutput {
@@ -36,6 +39,7 @@ struct LayoutParams {
   std::vector<ScoreOutput> scores;
   bool value_norms = false;  // tokens/value_norm (output.value_norms)
   bool rollout = false;      // rollout/values (output.rollout)
+  bool trees = false;        // tokens/dep_head and tokens/dep_relation (annotated datasets)
 };
 
 const char* dtype_name(AttentionDType t);

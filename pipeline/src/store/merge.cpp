@@ -9,6 +9,7 @@
 #include "store/durable.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
+#include "store/offset_baselines.hpp"
 #include "store/score_stats.hpp"
 
 namespace attnscan {
@@ -91,6 +92,7 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
     copy_blocks(sources, w);
     write_attention_checksums(w.file());
     write_score_aggregates(w.file(), LayoutReader(shards.front()).params());
+    write_offset_baselines(w.file(), LayoutReader(shards.front()).params());
     write_root(w.file(), merged);
     w.file().flush();
   }

@@ -14,6 +14,7 @@
 #include "store/durable.hpp"
 #include "store/file_check.hpp"
 #include "store/parts_folder.hpp"
+#include "store/offset_baselines.hpp"
 #include "store/score_stats.hpp"
 
 namespace attnscan {
@@ -297,6 +298,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
     copy_blocks(sources, *writer);
     write_attention_checksums(writer->file());
     write_score_aggregates(writer->file(), layout_);
+    write_offset_baselines(writer->file(), layout_);
     write_root(writer->file(), root);
     writer->file().flush();
   } catch (const Error& e) {  // e.g. the disk filled up while assembling: every block stays committed
