@@ -434,6 +434,7 @@ def test_report_norm_and_rollout_maps():
         url = open_report(driver, html)
         assert_offline_and_clean(driver, url)
         assert not driver.find_elements("css selector", ".map-note")
+        assert "value norms (norm-weighted maps), attention rollout" in driver.find_element("id", "overview").text
         # Scores labelled with their map wherever outputs are listed.
         titles = [e.text for e in driver.find_elements("css selector", "#overview .figure .title")]
         assert "next_token_norm/next_token [norm-weighted map]: mean score" in titles, titles
@@ -516,6 +517,9 @@ def test_report_norm_and_rollout_maps():
         assert not driver.find_elements("css selector", "input.map") and not driver.find_elements("css selector", "canvas.rollout-map")
         notes = [e.text for e in driver.find_elements("css selector", ".map-note")]
         assert len(notes) == 2 and all("output.value_norms: true" in x and "output.rollout: true" in x for x in notes), notes
+        model = driver.find_element("id", "model-view")
+        driver.execute_script("arguments[0].scrollIntoView()", model)
+        model.screenshot(os.path.join(SHOTS, "maps-absent-model-view.png"))
     finally:
         driver.quit()
 

@@ -492,6 +492,8 @@
     row("rows read / skipped", `${c.rows_read} / ${c.skipped}`);
     row("pairs truncated", c.truncated);
     row("attention stored", `${c.with_attention} of ${c.written} pairs; layers ${DATA.stored.layers.join(",")}; heads ${DATA.stored.heads.join(",")} (${DATA.stored.dtype})`);
+    const stored = [DATA.stored.value_norms ? "value norms (norm-weighted maps)" : "", DATA.stored.rollout ? "attention rollout" : ""].filter((x) => x);
+    row("maps stored", stored.length ? stored.join(", ") : "attention weights only");
     row("written by", "attnscan " + DATA.tool_version);
     if (c.with_attention === 0) el("div", { class: "note" }, s, "This file holds no attention (output.attention_every: 0), so the head and model views are missing; the heatmaps come from /scores.");
     else if (c.with_attention < c.written) el("div", { class: "note" }, s, `Attention is stored for ${c.with_attention} of ${c.written} pairs (output.attention_every > 1): the views show only those; the heatmaps use every pair.`);
@@ -571,13 +573,13 @@
     const pos = DATA.model_view_example;
     if (pos === null) { el("div", { class: "note" }, s, "No example of this file has stored attention, so there is no model view."); return; }
     const ex = DATA.examples[pos];
-    el("p", { class: "muted" }, s, `Every stored layer (rows) and head (columns) of example ${ex.id}; rows of each map attend (query), columns are attended (key). Click a map to show that head below.`);
+    el("p", { class: "muted" }, s, `Every stored layer (rows) and head (columns) of example ${ex.id}; rows of each map attend (query), columns are attended (key). Click a map to show that head above.`);
+    mapNotes(s);
     pairText(s, ex);
     const hv = el("div", {}, s);
     const first = { layer: ex.layers[0], heads: [ex.heads[0]] };
     let current = headView(hv, ex, first, `headview-example-${safe(ex.id)}`);
     modelView(s, ex, (l, h, map) => { current.remove(); current = headView(hv, ex, { layer: l, heads: [h], map }, `headview-example-${safe(ex.id)}`); });
-    mapNotes(s);
   }
 
   function comparisonSection() {
