@@ -5,6 +5,7 @@
 
 Exit 0 on success, 1 on failure, 77 when something needed is absent (the message says what).
 """
+import base64
 import json
 import os
 import re
@@ -414,6 +415,28 @@ def test_report_norm_and_rollout_maps():
     run("report", h5, "-o", html)
     plain = sample_run("plain.h5", "detectors=next_token")
     run("report", plain, "-o", out("plain.html"))
+    subset, subset_html = out("subset.h5"), out("subset.html")
+    run("run", "-c", cfg, "-o", subset, "--no-progress", "--set", "output.layers=0,5", "--set", "output.heads=2-4",
+        "--set", "output.attention_every=3", "--set", "detectors=next_token")
+    run("report", subset, "-o", subset_html)
+    page = open(subset_html, encoding="utf-8").read()
+    data = json.loads(re.search(r'id="attnscan-data">(.*?)</script>', page, re.S).group(1))
+    with h5py.File(subset, "r") as f:
+        checked = 0
+        for pos, ex in data["examples"].items():
+            i = int(pos)
+            st, sn, so = (int(f[x][i]) for x in ("examples/token_offset", "examples/n_tokens", "examples/attention_offset"))
+            if so < 0:
+                assert ex["norm_weighted"] is None
+                continue
+            a = f["attention/values"][so:so + 2 * 3 * sn * sn].astype(np.float64).reshape(2, 3, sn, sn)
+            v = f["tokens/value_norm"][st:st + sn][:, [0, 5]][:, :, [2, 3, 4]].astype(np.float64).transpose(1, 2, 0)
+            w = a * v[:, :, None, :]
+            w /= w.sum(axis=-1, keepdims=True)
+            page_w = np.frombuffer(base64.b64decode(ex["norm_weighted"]), dtype=np.uint8).reshape(2, 3, sn, sn) / 255
+            assert np.abs(page_w - w).max() <= 0.5 / 255 + 1e-6, (i, np.abs(page_w - w).max())
+            checked += 1
+        assert checked, "no shown example of the subset file has stored attention"
     with h5py.File(h5, "r") as f:
         L, H = int(f["attention"].attrs["model_layers"]), int(f["attention"].attrs["model_heads"])
         ntok = f["examples/n_tokens"][...].astype(np.int64)
@@ -520,6 +543,15 @@ def test_report_norm_and_rollout_maps():
         model = driver.find_element("id", "model-view")
         driver.execute_script("arguments[0].scrollIntoView()", model)
         model.screenshot(os.path.join(SHOTS, "maps-absent-model-view.png"))
+        # Stored subsets: norm-weighted maps of the stored layers and heads; the rollout of every layer.
+        url = open_report(driver, subset_html)
+        assert_offline_and_clean(driver, url)
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")] == ["0", "5"]
+        fig.find_element("css selector", "input.map[value='rollout']").click()
+        options = [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")]
+        assert options == [str(l) for l in range(L)], options
+        assert len(driver.find_elements("css selector", "#model-view canvas.rollout-map")) == L
     finally:
         driver.quit()
 
