@@ -475,9 +475,9 @@
   function mapNotes(parent) {
     if (DATA.counts.with_attention === 0) return;
     const missing = [];
-    if (!DATA.stored.value_norms) missing.push("no value norms (set output.value_norms: true to store them), so the views draw attention weights only, with no switch to norm-weighted attention");
-    if (!DATA.stored.rollout) missing.push("no attention rollout (output.rollout: true), so there is no rollout view");
-    if (missing.length) el("div", { class: "note map-note" }, parent, "This file stores " + missing.join("; and ") + ".");
+    if (!DATA.stored.value_norms) missing.push("no norm-weighted switch: the file stores no value norms (output.value_norms: true)");
+    if (!DATA.stored.rollout) missing.push("no rollout view: the file stores no rollout (output.rollout: true)");
+    if (missing.length) el("p", { class: "muted map-note" }, parent, missing.join("; ").replace(/^n/, "N") + ".");
   }
 
   function overview() {
