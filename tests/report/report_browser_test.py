@@ -5,6 +5,7 @@
 
 Exit 0 on success, 1 on failure, 77 when something needed is absent (the message says what).
 """
+import base64
 import json
 import os
 import re
@@ -144,7 +145,7 @@ def check_top_heads_tables(driver, h5):
     sections = driver.find_elements("css selector", "section.pattern")
     assert len(sections) == len({(h["detector"], h["output"]) for h in heads})
     for s in sections:
-        key = s.find_element("css selector", "h2").text.replace("Pattern: ", "")
+        key = s.get_attribute("data-key")
         rows = [r.find_elements("css selector", "td") for r in s.find_elements("css selector", "table.top-heads tr")[1:]]
         want = [h for h in heads if f"{h['detector']}/{h['output']}" == key]
         assert len(rows) == len(want) == 3, (key, len(rows))
@@ -373,6 +374,184 @@ def test_report_compare_and_similarity():
         assert len(points) == 72, len(points)
         assert {p.get_attribute("data-layer") for p in points} == {str(i) for i in range(6)}
         screenshot_sections(driver, "compare")
+    finally:
+        driver.quit()
+
+
+def set_threshold(driver, fig, value):
+    driver.execute_script("const s = arguments[0].querySelector('input.threshold'); s.value = arguments[1];"
+                          "s.dispatchEvent(new Event('input'));", fig, value)
+
+
+def drawn_values(driver, fig, want_map):
+    """{(query, key): value} of the lines the head view draws; every line must be of map `want_map`."""
+    got = driver.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('line.att')).map((e) => "
+        "[+e.dataset.q, +e.dataset.k, e.dataset.map, e.dataset.w]);", fig)
+    assert got and {m for _, _, m, _ in got} == {want_map}, (want_map, got[:3])
+    return {(q, k): float(w) for q, k, _, w in got}
+
+
+def pick_heads(fig, wanted):
+    for s in fig.find_elements("css selector", ".strip span"):
+        if ("on" in s.get_attribute("class")) != (int(s.get_attribute("data-head")) in wanted):
+            s.click()
+
+
+def test_report_norm_and_rollout_maps():
+    """A file with value norms and rollout: the head and model views switch to norm-weighted attention
+    (the drawn values equal numpy's alpha_ij*||f_h(x_j)||, rows normalised), a rollout view per layer
+    (L maps, rows sum to 1, equal to the stored rollout), scores of map: norm/rollout labelled with their
+    map; a file without them has no switch and says which options store them."""
+    model_dir()
+    cfg = out("maps.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"dataset:\n  path: {os.path.join(ROOT, 'data', 'sample_pairs.tsv')}\n  sentence_a: sentence1\n"
+                "  sentence_b: sentence2\noutput:\n  dtype: float16\n  value_norms: true\n  rollout: true\n"
+                "detectors:\n  - next_token\n  - {name: next_token, as: next_token_norm, map: norm}\n"
+                "  - {name: delimiter, as: delimiter_rollout, map: rollout}\n")
+    h5, html = out("maps.h5"), out("maps.html")
+    run("run", "-c", cfg, "-o", h5, "--no-progress")
+    run("report", h5, "-o", html)
+    plain = sample_run("plain.h5", "detectors=next_token")
+    run("report", plain, "-o", out("plain.html"))
+    subset, subset_html = out("subset.h5"), out("subset.html")
+    run("run", "-c", cfg, "-o", subset, "--no-progress", "--set", "output.layers=0,5", "--set", "output.heads=2-4",
+        "--set", "output.attention_every=3", "--set", "detectors=next_token")
+    run("report", subset, "-o", subset_html)
+    page = open(subset_html, encoding="utf-8").read()
+    data = json.loads(re.search(r'id="attnscan-data">(.*?)</script>', page, re.S).group(1))
+    with h5py.File(subset, "r") as f:
+        checked = 0
+        for pos, ex in data["examples"].items():
+            i = int(pos)
+            st, sn, so = (int(f[x][i]) for x in ("examples/token_offset", "examples/n_tokens", "examples/attention_offset"))
+            if so < 0:
+                assert ex["norm_weighted"] is None
+                continue
+            a = f["attention/values"][so:so + 2 * 3 * sn * sn].astype(np.float64).reshape(2, 3, sn, sn)
+            v = f["tokens/value_norm"][st:st + sn][:, [0, 5]][:, :, [2, 3, 4]].astype(np.float64).transpose(1, 2, 0)
+            w = a * v[:, :, None, :]
+            w /= w.sum(axis=-1, keepdims=True)
+            page_w = np.frombuffer(base64.b64decode(ex["norm_weighted"]), dtype=np.uint8).reshape(2, 3, sn, sn) / 255
+            assert np.abs(page_w - w).max() <= 0.5 / 255 + 1e-6, (i, np.abs(page_w - w).max())
+            checked += 1
+        assert checked, "no shown example of the subset file has stored attention"
+    with h5py.File(h5, "r") as f:
+        L, H = int(f["attention"].attrs["model_layers"]), int(f["attention"].attrs["model_heads"])
+        ntok = f["examples/n_tokens"][...].astype(np.int64)
+        n, t, o = int(ntok[0]), int(f["examples/token_offset"][0]), int(f["examples/attention_offset"][0])
+        A = f["attention/values"][o:o + L * H * n * n].astype(np.float64).reshape(L, H, n, n)
+        norms = f["tokens/value_norm"][t:t + n].astype(np.float64).transpose(1, 2, 0)  # [L, H, n]
+        R = f["rollout/values"][0:L * n * n].astype(np.float64).reshape(L, n, n)  # example 0 starts at 0
+    assert np.allclose(R.sum(axis=-1), 1, atol=1e-5)
+    layer, head = 2, 5
+
+    def norm_weighted(a):  # docs/analyses.md: alpha_ij * ||f_h(x_j)||, each row normalised to sum 1
+        w = a * norms[layer, head][None, :]
+        return w / w.sum(axis=1, keepdims=True)
+    exact = norm_weighted(A[layer, head])
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        assert not driver.find_elements("css selector", ".map-note")
+        assert "value norms (norm-weighted maps), attention rollout" in driver.find_element("id", "overview").text
+        # Scores labelled with their map wherever outputs are listed.
+        titles = [e.text for e in driver.find_elements("css selector", "#overview .figure .title")]
+        assert "next_token_norm/next_token [norm-weighted map]: mean score" in titles, titles
+        assert "delimiter_rollout/cls [rollout map]: per layer" in titles, titles
+        assert "next_token/next_token: mean score" in titles, titles
+        sections = {s.get_attribute("data-key"): s for s in driver.find_elements("css selector", "section.pattern")}
+        assert sections["next_token_norm/next_token"].find_element("css selector", "h2").text == \
+            "Pattern: next_token_norm/next_token [norm-weighted map]"
+        assert "map: norm" in sections["next_token_norm/next_token"].text
+        assert "[" not in sections["next_token/next_token"].find_element("css selector", "h2").text
+        nav = driver.find_element("id", "nav").text
+        assert "delimiter_rollout/sep [rollout map]" in nav, nav
+        # A pattern scored on a map opens its head views on that map.
+        assert {f.get_attribute("data-map") for f in sections["next_token_norm/next_token"].find_elements(
+            "css selector", ".figure.headview")} == {"norm"}
+        assert {f.get_attribute("data-map") for f in sections["delimiter_rollout/cls"].find_elements(
+            "css selector", ".figure.headview")} == {"rollout"}
+        # The model view's head view (example 0): weights, then norm-weighted, then rollout.
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        radios = [r.get_attribute("value") for r in fig.find_elements("css selector", "input.map")]
+        assert radios == ["weights", "norm", "rollout"], radios
+        from selenium.webdriver.support.ui import Select
+        Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(layer))
+        pick_heads(fig, {head})
+        set_threshold(driver, fig, 0)
+        weights = drawn_values(driver, fig, "weights")
+        got = np.zeros((n, n))
+        for (q, k), w in weights.items():
+            got[q, k] = w
+        assert np.abs(got - A[layer, head]).max() <= 0.5 / 255 + 6e-5, np.abs(got - A[layer, head]).max()
+        fig.find_element("css selector", "input.map[value='norm']").click()
+        assert fig.get_attribute("data-map") == "norm"
+        values = drawn_values(driver, fig, "norm")
+        assert set(values) == {(q, k) for q in range(n) for k in range(n) if np.round(exact[q, k] * 255) > 0}
+        got = np.zeros((n, n))
+        for (q, k), w in values.items():
+            got[q, k] = w
+        error = np.abs(got - exact).max()  # one byte per value in the page, 4 decimals in data-w
+        changed = np.abs(exact - A[layer, head]).max()
+        print(f"norm-weighted layer {layer} head {head}: max |drawn - numpy| {error:.5f}; max |numpy - weights| {changed:.3f}")
+        assert error <= 0.5 / 255 + 6e-5 and changed > 0.05, (error, changed)
+        fig.find_element("css selector", "input.map[value='rollout']").click()
+        options = [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")]
+        assert options == [str(l) for l in range(L)], options
+        assert "disabled" in fig.find_element("css selector", ".strip").get_attribute("class")
+        worst = worst_sum = 0.0
+        for l in range(L):
+            Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(l))
+            got = np.zeros((n, n))
+            for (q, k), w in drawn_values(driver, fig, "rollout").items():
+                got[q, k] = w
+            worst = max(worst, float(np.abs(got - R[l]).max()))
+            worst_sum = max(worst_sum, float(np.abs(got.sum(axis=1) - 1).max()))
+        print(f"rollout of {L} layers: max |drawn - stored| {worst:.5f}, max |row sum - 1| {worst_sum:.4f} (n {n})")
+        assert worst <= 0.5 / 255 + 6e-5 and worst_sum <= n * (0.5 / 255 + 6e-5), (worst, worst_sum)
+        driver.execute_script("arguments[0].scrollIntoView()", fig)
+        fig.screenshot(os.path.join(SHOTS, "maps-rollout-head-view.png"))
+        # The model view: L rollout maps; its switch repaints the grid, and a map opens on that map.
+        model = driver.find_element("css selector", "#model-view .figure.modelview")
+        assert len(model.find_elements("css selector", "canvas.rollout-map")) == L
+        assert len(model.find_elements("css selector", "canvas.head-map")) == L * H
+        pixels = "return Array.from(arguments[0].querySelectorAll('canvas.head-map')).map((c) => c.toDataURL());"
+        before = driver.execute_script(pixels, model)
+        model.find_element("css selector", "input.map[value='norm']").click()
+        after = driver.execute_script(pixels, model)
+        assert model.get_attribute("data-map") == "norm" and sum(a != b for a, b in zip(before, after)) > L * H // 2
+        model.find_element("css selector", f"canvas.head-map[data-layer='{layer}'][data-head='{head}']").click()
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert fig.get_attribute("data-map") == "norm" and fig.get_attribute("data-heads") == str(head)
+        model.find_element("css selector", "canvas.rollout-map[data-layer='3']").click()
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert fig.get_attribute("data-map") == "rollout" and fig.get_attribute("data-layer") == "3"
+        assert_offline_and_clean(driver, url)
+        driver.execute_script("arguments[0].scrollIntoView()", model)
+        model.screenshot(os.path.join(SHOTS, "maps-model-view-norm.png"))
+        screenshot_sections(driver, "maps")
+        # Without norms and rollout: no switch anywhere, and a note naming the options.
+        url = open_report(driver, out("plain.html"))
+        assert_offline_and_clean(driver, url)
+        assert not driver.find_elements("css selector", "input.map") and not driver.find_elements("css selector", "canvas.rollout-map")
+        notes = [e.text for e in driver.find_elements("css selector", ".map-note")]
+        assert len(notes) == 2 and all("output.value_norms: true" in x and "output.rollout: true" in x for x in notes), notes
+        model = driver.find_element("id", "model-view")
+        driver.execute_script("arguments[0].scrollIntoView()", model)
+        model.screenshot(os.path.join(SHOTS, "maps-absent-model-view.png"))
+        # Stored subsets: norm-weighted maps of the stored layers and heads; the rollout of every layer.
+        url = open_report(driver, subset_html)
+        assert_offline_and_clean(driver, url)
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")] == ["0", "5"]
+        fig.find_element("css selector", "input.map[value='rollout']").click()
+        options = [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")]
+        assert options == [str(l) for l in range(L)], options
+        assert len(driver.find_elements("css selector", "#model-view canvas.rollout-map")) == L
     finally:
         driver.quit()
 

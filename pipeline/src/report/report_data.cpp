@@ -10,6 +10,7 @@
 #include "analysis/label_groups.hpp"
 #include "attnscan/error.hpp"
 #include "attnscan/tokenizer.hpp"
+#include "plugins/attention_maps.hpp"
 #include "report/palette.hpp"
 
 namespace attnscan::report {
@@ -53,12 +54,46 @@ std::vector<std::string> readable_tokens(const ResultFile& file, const std::vect
   return out;
 }
 
+// The example's norm-weighted attention (Kobayashi et al. 2020: alpha_ij * ||f_h(x_j)||, each row
+// normalised to sum 1, the map that `map: norm` detectors score) of the stored layers and heads,
+// computed from the stored attention and tokens/value_norm, one byte per value as the attention.
+std::string encode_norm_weighted(const ResultFile& file, const ExampleView& e) {
+  const auto& f = file.reader().file();
+  const auto& p = file.params();
+  const auto t = static_cast<std::size_t>(f.read<int64_t>("examples/token_offset", e.position, e.position + 1).at(0));
+  const std::size_t n = e.tokens.size();
+  const auto rows = f.read_rows(kValueNorms, t, t + n);  // [n][model layers][model heads]
+  std::vector<float> norms;  // [stored layer][stored head][n]
+  norms.reserve(p.layers.size() * p.heads.size() * n);
+  for (int64_t l : p.layers)
+    for (int64_t h : p.heads)
+      for (std::size_t j = 0; j < n; ++j)
+        norms.push_back(rows[(j * static_cast<std::size_t>(p.model_layers) + static_cast<std::size_t>(l)) *
+                                 static_cast<std::size_t>(p.model_heads) + static_cast<std::size_t>(h)]);
+  const auto weighted = norm_weighted_attention(e.attention.data(), norms.data(), static_cast<int64_t>(p.layers.size()),
+                                                static_cast<int64_t>(p.heads.size()), n);
+  return encode_attention(weighted);
+}
+
+// The example's attention rollout over every model layer, [layer][query][key], one byte per value as
+// the attention.
+std::string encode_rollout(const ResultFile& file, const ExampleView& e) {
+  const std::size_t n = e.tokens.size(), count = static_cast<std::size_t>(file.params().model_layers) * n * n;
+  const uint64_t start = file.reader().rollout_start(e.position);
+  return encode_attention(file.reader().file().read_rows(kRollout, static_cast<std::size_t>(start), static_cast<std::size_t>(start + count)));
+}
+
 json example_json(const ResultFile& file, const ExampleView& e) {
+  const auto& p = file.params();
+  const bool attention = !e.attention.empty();
   return {{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
           {"label", e.label},       {"tokens", e.tokens}, {"readable", readable_tokens(file, e.tokens)},
           {"segment", e.segment},   {"special", e.special},
-          {"attention", e.attention.empty() ? json(nullptr) : json(encode_attention(e.attention))},
-          {"layers", file.params().layers}, {"heads", file.params().heads}};
+          {"attention", attention ? json(encode_attention(e.attention)) : json(nullptr)},
+          // Precomputed here from full-precision weights (docs/report.md says why).
+          {"norm_weighted", attention && p.value_norms ? json(encode_norm_weighted(file, e)) : json(nullptr)},
+          {"rollout", p.rollout ? json(encode_rollout(file, e)) : json(nullptr)},
+          {"layers", p.layers}, {"heads", p.heads}};
 }
 
 // The label groups of the page, or a note saying why there are none.
@@ -148,7 +183,8 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
       {"counts", {{"rows_read", root.rows_read}, {"written", root.examples_written}, {"skipped", root.rows_skipped},
                   {"truncated", root.examples_truncated}, {"with_attention", file.examples_with_attention()}}},
       {"config", root.config_yaml},
-      {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)}}},
+      {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)},
+                  {"value_norms", p.value_norms}, {"rollout", p.rollout}}},
       {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}}},
       {"options", {{"top", o.top}, {"examples", o.examples}}},
   };
@@ -193,7 +229,7 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
     }
     json by_group = json::array();
     for (const auto& g : groups) by_group.push_back({{"name", g.name}, {"stats", stats_json(file.stats(so, &g.mask))}});
-    outputs.push_back({{"key", so.key()}, {"detector", so.detector}, {"output", so.output}, {"version", so.version},
+    outputs.push_back({{"key", so.key()}, {"detector", so.detector}, {"output", so.output}, {"version", so.version}, {"map", so.map},
                        {"description", so.description}, {"parameters", so.parameters}, {"stats", stats_json(all)},
                        {"top", tops}, {"groups", by_group}});
   }

@@ -25,7 +25,8 @@ struct ReportOptions {
 
 nlohmann::json report_data(const ResultFile& file, const ReportOptions& options);
 
-// Attention quantised to 0..255 per weight, base64: [stored layer][stored head][query][key].
+// Attention quantised to 0..255 per weight, base64: [stored layer][stored head][query][key] (also the
+// norm-weighted maps of the same shape, and the rollout [model layer][query][key]).
 std::string encode_attention(const std::vector<float>& attention);
 
 }  // namespace attnscan::report

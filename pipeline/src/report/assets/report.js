@@ -47,6 +47,44 @@
     return out;  // weight = byte / 255
   }
   const safe = (s) => String(s).replace(/[^A-Za-z0-9_.-]+/g, "_");
+  let uniqueId = 0;  // radio groups of views that show the same example twice stay apart
+  const uid = () => ++uniqueId;
+
+  // ---- attention maps: weights, norm-weighted (Kobayashi et al. 2020), rollout (Abnar & Zuidema 2020) ----
+  const MAP_NAMES = { weights: "weights", norm: "norm-weighted", rollout: "rollout" };
+  // A detector output's name with the map it scored, so norm and rollout scores read as such.
+  const outputLabel = (o) => (o.map && o.map !== "weights" ? `${o.key} [${MAP_NAMES[o.map] || o.map} map]` : o.key);
+  // Per example: every map the views draw, as Float32Array(n * n) of values in 0..1 (rows: query), from
+  // one byte per value: the weights and the norm-weighted map ([stored layer][stored head][q][k];
+  // alpha_qk * ||f_h(x_k)|| with rows normalised, computed by attnscan from the stored weights), and the
+  // rollout ([model layer][q][k], as the file stores it).
+  function exampleMaps(ex) {
+    if (ex.maps) return ex.maps;
+    const n = ex.tokens.length, att = ex.attention ? decodeAttention(ex.attention) : null;
+    const norms = att && ex.norm_weighted ? decodeAttention(ex.norm_weighted) : null;
+    const roll = ex.rollout ? decodeAttention(ex.rollout) : null;
+    const cache = new Map();
+    function get(map, layer, head) {
+      const key = `${map}:${layer}:${map === "rollout" ? "" : head}`;
+      if (cache.has(key)) return cache.get(key);
+      const out = new Float32Array(n * n);
+      if (map === "rollout") {
+        const base = layer * n * n;
+        for (let i = 0; i < n * n; ++i) out[i] = roll[base + i] / 255;
+      } else {
+        const base = (ex.layers.indexOf(layer) * ex.heads.length + ex.heads.indexOf(head)) * n * n;
+        const bytes = map === "norm" ? norms : att;
+        for (let i = 0; i < n * n; ++i) out[i] = bytes[base + i] / 255;
+      }
+      if (cache.size >= 24) cache.delete(cache.keys().next().value);  // a 512-token map is 1 MiB
+      cache.set(key, out);
+      return out;
+    }
+    ex.maps = { n, get, available: { weights: !!att, norm: !!norms, rollout: !!roll },
+                rolloutLayers: roll ? roll.length / (n * n) : 0 };
+    return ex.maps;
+  }
+  const ROLLOUT_COLOUR = "#333333";
 
   const tooltip = el("div", { class: "tooltip", id: "tooltip" }, document.body);
   function showTip(evt, text) {
@@ -192,21 +230,42 @@
   function headView(parent, ex, initial, name) {
     const fig = el("div", { class: "figure headview", "data-example": ex.id, "data-name": name }, parent);
     if (!ex.attention) { el("div", { class: "note" }, fig, "No attention stored for this example."); return fig; }
-    const n = ex.tokens.length, att = decodeAttention(ex.attention);
+    const n = ex.tokens.length, maps = exampleMaps(ex);
     const layers = ex.layers, heads = ex.heads;
-    // Long sequences: start at the weight that keeps about 4 lines per token of the first head.
+    const map0 = initial.map && maps.available[initial.map] ? initial.map : "weights";
+    // Long sequences: start at the weight that keeps about 4 lines per token of the first map shown.
     function defaultThreshold() {
       if (n <= 128) return 0.01;
-      const base = (layers.indexOf(initial.layer) * heads.length + heads.indexOf(initial.heads[0])) * n * n;
-      const w = Array.from(att.subarray(base, base + n * n)).sort((a, b) => b - a);
-      return Math.max(1, w[Math.min(w.length - 1, 4 * n)]) / 255;
+      const w = Array.from(maps.get(map0, initial.layer, initial.heads[0])).sort((a, b) => b - a);
+      return Math.max(1 / 255, w[Math.min(w.length - 1, 4 * n)]);
     }
     const state = { layer: initial.layer, heads: new Set(initial.heads), filter: "All", pinned: null, hover: null,
-                    threshold: defaultThreshold() };
+                    threshold: defaultThreshold(), map: map0 };
+    const group = uid();
     const controls = el("div", { class: "controls" }, fig);
+    // What is drawn: the weights, the norm-weighted map (files with value norms), the layer's rollout
+    // (files with rollout); the rollout exists for every model layer, the others for the stored ones.
+    if (maps.available.norm || maps.available.rollout) {
+      const box = el("span", { class: "maps" }, controls);
+      el("span", {}, box, "map ");
+      ["weights", "norm", "rollout"].filter((m) => maps.available[m]).forEach((m) => {
+        const lab = el("label", {}, box);
+        const r = el("input", { type: "radio", name: `map-${group}`, value: m, class: "map" }, lab);
+        r.checked = m === state.map;
+        lab.appendChild(document.createTextNode(MAP_NAMES[m] + " "));
+        r.onchange = () => { state.map = m; fillLayers(); draw(); };
+      });
+      el("br", {}, controls);
+    }
     el("span", {}, controls, "layer ");
     const select = el("select", { class: "layer-select" }, controls);
-    layers.forEach((l) => { const o = el("option", { value: l }, select, String(l)); if (l === state.layer) o.selected = true; });
+    function fillLayers() {
+      const list = state.map === "rollout" ? Array.from({ length: maps.rolloutLayers }, (_, l) => l) : layers;
+      if (!list.includes(state.layer)) state.layer = list[0];
+      while (select.firstChild) select.removeChild(select.firstChild);
+      list.forEach((l) => { const o = el("option", { value: l }, select, String(l)); if (l === state.layer) o.selected = true; });
+    }
+    fillLayers();
     el("span", {}, controls, "  heads ");
     const strip = el("span", { class: "strip" }, controls);
     heads.forEach((h) => {
@@ -217,12 +276,12 @@
     const filterBox = el("span", { class: "filters" }, controls);
     Object.keys(FILTERS).forEach((f) => {
       const lab = el("label", {}, filterBox);
-      const r = el("input", { type: "radio", name: "filter-" + name, value: f, class: "filter" }, lab);
+      const r = el("input", { type: "radio", name: `filter-${group}`, value: f, class: "filter" }, lab);
       if (f === "All") r.checked = true;
       lab.appendChild(document.createTextNode(f + " "));
       r.onchange = () => { state.filter = f; draw(); };
     });
-    el("span", {}, controls, " min weight ");
+    el("span", {}, controls, " min value ");
     const slider = el("input", { type: "range", min: 0, max: 0.5, step: "any", value: state.threshold, class: "threshold" }, controls);
     const thLabel = el("span", { class: "threshold-value" }, controls, fmt(state.threshold, 3));
     const info = el("div", { class: "muted selection" }, fig, "");
@@ -250,35 +309,40 @@
     function draw() {
       while (linesG.firstChild) linesG.removeChild(linesG.firstChild);
       const li = layers.indexOf(state.layer), q0 = selectedToken(), keep = FILTERS[state.filter];
+      const rollout = state.map === "rollout";
       strip.querySelectorAll("span").forEach((s) => { const on = state.heads.has(+s.dataset.head); s.className = on ? "on" : "off"; });
+      strip.classList.toggle("disabled", rollout);  // the rollout mixes every head of the layer
       leftTokens.forEach((t, i) => t.setAttribute("text-decoration", i === q0 ? "underline" : "none"));
       let count = 0;
-      for (const h of state.heads) {
-        const hi = heads.indexOf(h), colour = headColour(h);
-        if (hi < 0) continue;
-        const base = (li * heads.length + hi) * n * n;
-        let strongest = 0;  // lines are as opaque as their weight relative to the head's strongest
-        for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, att[base + i]);
-        const scale = strongest > 0 ? 255 / strongest : 1;
+      for (const h of rollout ? [null] : state.heads) {
+        if (h !== null && heads.indexOf(h) < 0) continue;
+        const m = maps.get(state.map, state.layer, h), colour = h === null ? ROLLOUT_COLOUR : headColour(h);
+        let strongest = 0;  // lines are as opaque as their value relative to the map's strongest
+        for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, m[i]);
+        const scale = strongest > 0 ? 1 / strongest : 1;
         for (let q = 0; q < n; ++q) {
           if (q0 !== null && q !== q0) continue;
           for (let k = 0; k < n; ++k) {
             if (!keep(ex.segment[q], ex.segment[k])) continue;
-            const w = att[base + q * n + k] / 255;
+            const w = m[q * n + k];
             if (w < state.threshold || w === 0) continue;
             el("svg:line", { class: "att", x1: xl, y1: 24 + q * rowH, x2: xr, y2: 24 + k * rowH, stroke: colour,
               "stroke-opacity": Math.min(1, w * scale * (q0 !== null ? 1.5 : 1)), "stroke-width": 2,
-              "data-q": q, "data-k": k, "data-layer": state.layer, "data-head": h, "data-w": w.toFixed(3) }, linesG);
+              "data-q": q, "data-k": k, "data-layer": state.layer, "data-head": h === null ? "all" : h, "data-map": state.map,
+              "data-w": w.toFixed(4) }, linesG);
             ++count;
           }
         }
       }
-      const heading = `layer ${state.layer}, head${state.heads.size === 1 ? "" : "s"} ${[...state.heads].join(", ")} (0-indexed), ${state.filter}`;
+      const heading = rollout ? `layer ${state.layer} rollout (layers 0-${state.layer}, heads averaged with the residual), ${state.filter}`
+        : `layer ${state.layer}, head${state.heads.size === 1 ? "" : "s"} ${[...state.heads].join(", ")} (0-indexed)` +
+          `${state.map === "norm" ? ", norm-weighted" : ""}, ${state.filter}`;
       caption.textContent = heading;
-      info.textContent = `${count} lines with weight >= ${fmt(state.threshold, 3)}` +
+      info.textContent = `${count} lines with ${state.map === "weights" ? "weight" : MAP_NAMES[state.map] + " value"} >= ${fmt(state.threshold, 3)}` +
         (q0 !== null ? `; token ${q0} '${shown[q0]}' selected (${state.pinned !== null ? "click it again to release" : "click to keep"})` : "; hover or click a token on the left to see only its lines");
       fig.dataset.layer = state.layer;
-      fig.dataset.heads = [...state.heads].join(",");
+      fig.dataset.heads = rollout ? "" : [...state.heads].join(",");
+      fig.dataset.map = state.map;
     }
     select.onchange = () => { state.layer = +select.value; draw(); };
     strip.querySelectorAll("span").forEach((s) => s.addEventListener("click", () => {
@@ -288,15 +352,48 @@
     }));
     slider.oninput = () => { state.threshold = +slider.value; thLabel.textContent = fmt(state.threshold, 3); draw(); };
     draw();
-    exportBar(fig, () => `${name}-L${state.layer}-H${[...state.heads].join("_")}`, svgFigure(svg));
+    exportBar(fig, () => (state.map === "rollout" ? `${name}-L${state.layer}-rollout`
+      : `${name}-L${state.layer}-H${[...state.heads].join("_")}${state.map === "norm" ? "-norm" : ""}`), svgFigure(svg));
     return fig;
   }
 
-  // ---- model view: the L x H grid of one example's attention maps -----------------------------------
+  // ---- model view: the L x H grid of one example's attention maps, and its rollout per layer ----------
+  // One map on a canvas of at most 152 x 152 pixels (two per screen pixel); a longer pair is max-pooled
+  // so that no strong value disappears, and each map is scaled to its own strongest value.
+  function paintMap(c, m, n) {
+    const side = +c.getAttribute("width"), g = c.getContext("2d"), img = g.createImageData(side, side);
+    const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
+    let strongest = 1 / 255;
+    for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, m[i]);
+    for (let r = 0; r < side; ++r)
+      for (let col = 0; col < side; ++col) {
+        let w = 0;
+        for (let q = Math.floor((r * n) / side); q < Math.floor(((r + 1) * n) / side); ++q)
+          for (let k = Math.floor((col * n) / side); k < Math.floor(((col + 1) * n) / side); ++k) w = Math.max(w, m[q * n + k]);
+        const t = Math.sqrt(w / strongest), i = r * side + col;  // sqrt: small values stay visible
+        img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
+        img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
+        img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
+        img.data[4 * i + 3] = 255;
+      }
+    g.putImageData(img, 0, 0);
+  }
   function modelView(parent, ex, onPick) {
-    const fig = el("div", { class: "figure modelview", "data-example": ex.id }, parent);
+    const fig = el("div", { class: "figure modelview", "data-example": ex.id, "data-map": "weights" }, parent);
     if (!ex.attention) { el("div", { class: "note" }, fig, "No attention stored for this example."); return fig; }
-    const n = ex.tokens.length, att = decodeAttention(ex.attention), layers = ex.layers, heads = ex.heads;
+    const n = ex.tokens.length, maps = exampleMaps(ex), layers = ex.layers, heads = ex.heads, m = Math.min(n, 152);
+    let current = "weights";
+    if (maps.available.norm) {
+      const box = el("div", { class: "controls maps" }, fig), group = uid();
+      el("span", {}, box, "map ");
+      ["weights", "norm"].forEach((k) => {
+        const lab = el("label", {}, box);
+        const r = el("input", { type: "radio", name: `map-${group}`, value: k, class: "map" }, lab);
+        r.checked = k === current;
+        lab.appendChild(document.createTextNode(MAP_NAMES[k] + " "));
+        r.onchange = () => { current = k; fig.dataset.map = k; paintGrid(); };
+      });
+    }
     const grid = el("div", { class: "grid" }, fig);
     grid.style.gridTemplateColumns = `repeat(${heads.length + 1}, 78px)`;
     el("div", {}, grid, "");
@@ -305,41 +402,53 @@
     layers.forEach((l, li) => {
       el("div", { class: "cell-label" }, grid, "layer " + l);
       heads.forEach((h, hi) => {
-        // At most 152 x 152 pixels (two per screen pixel); a longer pair is max-pooled so that no strong
-        // weight disappears, and each map is scaled to its own strongest weight.
-        const m = Math.min(n, 152), base = (li * heads.length + hi) * n * n;
-        const c = el("canvas", { width: m, height: m, "data-layer": l, "data-head": h, title: `layer ${l}, head ${h}: rows attend (query), columns attended (key)` }, grid);
-        const g = c.getContext("2d"), img = g.createImageData(m, m);
-        const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
-        let strongest = 1;
-        for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, att[base + i]);
-        for (let r = 0; r < m; ++r)
-          for (let col = 0; col < m; ++col) {
-            let w = 0;
-            for (let q = Math.floor((r * n) / m); q < Math.floor(((r + 1) * n) / m); ++q)
-              for (let k = Math.floor((col * n) / m); k < Math.floor(((col + 1) * n) / m); ++k) w = Math.max(w, att[base + q * n + k]);
-            const t = Math.sqrt(w / strongest), i = r * m + col;  // sqrt: small weights stay visible
-            img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
-            img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
-            img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
-            img.data[4 * i + 3] = 255;
-          }
-        g.putImageData(img, 0, 0);
-        c.addEventListener("click", () => onPick && onPick(l, h));
+        const c = el("canvas", { width: m, height: m, class: "head-map", "data-layer": l, "data-head": h }, grid);
+        c.addEventListener("click", () => onPick && onPick(l, h, current));
         canvases.push({ c, l, h, li, hi });
       });
     });
+    function paintGrid() {
+      for (const { c, l, h } of canvases) {
+        paintMap(c, maps.get(current, l, h), n);
+        c.title = `layer ${l}, head ${h}, ${MAP_NAMES[current]}: rows attend (query), columns attended (key)`;
+      }
+    }
+    paintGrid();
+    const rolled = [];
+    if (maps.available.rollout) {
+      el("div", { class: "muted" }, fig, "Attention rollout (Abnar & Zuidema 2020) after each layer: heads averaged with the residual, " +
+        "multiplied through layers 0..l; every model layer. Click a map to show it above.");
+      const row = el("div", { class: "grid rollout-grid" }, fig);
+      row.style.gridTemplateColumns = `repeat(${maps.rolloutLayers + 1}, 78px)`;
+      el("div", {}, row, "");
+      for (let l = 0; l < maps.rolloutLayers; ++l) el("div", { class: "cell-label" }, row, "layer " + l);
+      el("div", { class: "cell-label" }, row, "rollout");
+      for (let l = 0; l < maps.rolloutLayers; ++l) {
+        const c = el("canvas", { width: m, height: m, class: "rollout-map", "data-layer": l,
+          title: `rollout after layer ${l}: rows attend (query), columns attended (key)` }, row);
+        paintMap(c, maps.get("rollout", l), n);
+        c.addEventListener("click", () => onPick && onPick(l, heads[0], "rollout"));
+        rolled.push({ c, l });
+      }
+    }
     const size = 76, pad = 40;
     const figure = () => {
-      const width = pad + heads.length * (size + 4), height = pad + layers.length * (size + 4);
+      const rows = layers.length + (rolled.length ? 1 : 0);
+      const width = pad + Math.max(heads.length, rolled.length) * (size + 4), height = pad + rows * (size + 4) + (rolled.length ? 14 : 0);
       let s = `<svg xmlns="${SVGNS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}" font-family="sans-serif" font-size="10">`;
+      const image = (c, x, y) => `<image x="${x}" y="${y}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${c.toDataURL("image/png")}"/>`;
       heads.forEach((h, hi) => { s += `<text x="${pad + hi * (size + 4) + size / 2}" y="14" text-anchor="middle">head ${h}</text>`; });
       layers.forEach((l, li) => { s += `<text x="2" y="${pad + li * (size + 4) + size / 2}">layer ${l}</text>`; });
-      for (const { c, li, hi } of canvases)
-        s += `<image x="${pad + hi * (size + 4)}" y="${pad + li * (size + 4)}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${c.toDataURL("image/png")}"/>`;
+      for (const { c, li, hi } of canvases) s += image(c, pad + hi * (size + 4), pad + li * (size + 4));
+      const y0 = pad + layers.length * (size + 4) + 14;
+      if (rolled.length) s += `<text x="2" y="${y0 + size / 2}">rollout</text>`;
+      for (const { c, l } of rolled) {
+        s += `<text x="${pad + l * (size + 4) + size / 2}" y="${y0 - 3}" text-anchor="middle">after layer ${l}</text>`;
+        s += image(c, pad + l * (size + 4), y0);
+      }
       return { svg: '<?xml version="1.0" encoding="UTF-8"?>\n' + s + "</svg>", width, height };
     };
-    exportBar(fig, `modelview-example-${safe(ex.id)}`, figure);
+    exportBar(fig, () => `modelview-example-${safe(ex.id)}${current === "norm" ? "-norm" : ""}`, figure);
     return fig;
   }
 
@@ -362,6 +471,15 @@
     }
   }
 
+  // Why a view lacks the norm-weighted switch or the rollout: the options that store what they need.
+  function mapNotes(parent) {
+    if (DATA.counts.with_attention === 0) return;
+    const missing = [];
+    if (!DATA.stored.value_norms) missing.push("no norm-weighted switch: the file stores no value norms (output.value_norms: true)");
+    if (!DATA.stored.rollout) missing.push("no rollout view: the file stores no rollout (output.rollout: true)");
+    if (missing.length) el("p", { class: "muted map-note" }, parent, missing.join("; ").replace(/^n/, "N") + ".");
+  }
+
   function overview() {
     const s = section("overview", "Overview");
     const c = DATA.counts;
@@ -374,24 +492,30 @@
     row("rows read / skipped", `${c.rows_read} / ${c.skipped}`);
     row("pairs truncated", c.truncated);
     row("attention stored", `${c.with_attention} of ${c.written} pairs; layers ${DATA.stored.layers.join(",")}; heads ${DATA.stored.heads.join(",")} (${DATA.stored.dtype})`);
+    const stored = [DATA.stored.value_norms ? "value norms (norm-weighted maps)" : "", DATA.stored.rollout ? "attention rollout" : ""].filter((x) => x);
+    row("maps stored", stored.length ? stored.join(", ") : "attention weights only");
     row("written by", "attnscan " + DATA.tool_version);
     if (c.with_attention === 0) el("div", { class: "note" }, s, "This file holds no attention (output.attention_every: 0), so the head and model views are missing; the heatmaps come from /scores.");
     else if (c.with_attention < c.written) el("div", { class: "note" }, s, `Attention is stored for ${c.with_attention} of ${c.written} pairs (output.attention_every > 1): the views show only those; the heatmaps use every pair.`);
+    mapNotes(s);
     if (DATA.stored.layers.length < L || DATA.stored.heads.length < H) el("div", { class: "note" }, s, `Only layers ${DATA.stored.layers.join(",")} and heads ${DATA.stored.heads.join(",")} were stored: views of other heads are missing; the heatmaps cover all heads.`);
     el("p", { class: "muted" }, s, "Layers and heads are 0-indexed. Heatmap colours: white at the uniform-attention baseline, red above it, blue below. Hover a cell for its numbers; 95% CI: normal approximation over examples.");
     const figs = el("div", { class: "figures" }, s);
     DATA.outputs.forEach((o) => {
-      heatmap(figs, `${o.key}: mean score`, o.stats, `${safe(o.detector)}-${safe(o.output)}-heatmap`);
-      perLayer(figs, `${o.key}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`);
+      heatmap(figs, `${outputLabel(o)}: mean score`, o.stats, `${safe(o.detector)}-${safe(o.output)}-heatmap`);
+      perLayer(figs, `${outputLabel(o)}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`);
     });
     el("h3", {}, s, "Configuration of the run");
     el("pre", { class: "config" }, s, DATA.config);
   }
 
   function patternSection(o, idx) {
-    const s = section("pattern-" + idx, `Pattern: ${o.key}`);
+    const s = section("pattern-" + idx, `Pattern: ${outputLabel(o)}`);
     s.classList.add("pattern");
-    el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""})`);
+    s.dataset.key = o.key;
+    s.dataset.map = o.map;
+    el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""}; ` +
+      `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)" }[o.map] || o.map + " map"})`);
     const t = el("table", { class: "top-heads" }, s);
     const hr = el("tr", {}, t);
     ["rank", "layer-head", "mean", "95% CI", "n", "baseline", "lift"].forEach((h) => el("th", {}, hr, h));
@@ -413,7 +537,7 @@
         const ex = DATA.examples[e.position];
         el("div", { class: "muted" }, s, `example ${ex.id} (score ${fmt(e.score)}${ex.label ? ", label " + ex.label : ""})`);
         pairText(s, ex);
-        headView(s, ex, { layer: h.layer, heads: [h.head] }, `headview-${safe(o.detector)}-${safe(o.output)}-example-${safe(ex.id)}`);
+        headView(s, ex, { layer: h.layer, heads: [h.head], map: o.map }, `headview-${safe(o.detector)}-${safe(o.output)}-example-${safe(ex.id)}`);
       });
     });
   }
@@ -425,7 +549,7 @@
     el("p", {}, s, "Groups: " + lab.groups.map((g) => `${g.name} (${g.size} pairs)`).join(", ") +
       (lab.difference ? `. Difference heatmaps: mean of ${lab.difference[0]} minus mean of ${lab.difference[1]} (white = no difference).` : ""));
     DATA.outputs.forEach((o) => {
-      el("h3", {}, s, o.key);
+      el("h3", {}, s, outputLabel(o));
       const figs = el("div", { class: "figures" }, s);
       // One colour scale for every group of the output, so the groups can be compared by eye.
       const shared = domain(o.groups.flatMap((g) => g.stats.mean), o.stats.baseline_overall);
@@ -449,12 +573,13 @@
     const pos = DATA.model_view_example;
     if (pos === null) { el("div", { class: "note" }, s, "No example of this file has stored attention, so there is no model view."); return; }
     const ex = DATA.examples[pos];
-    el("p", { class: "muted" }, s, `Every stored layer (rows) and head (columns) of example ${ex.id}; rows of each map attend (query), columns are attended (key). Click a map to show that head below.`);
+    el("p", { class: "muted" }, s, `Every stored layer (rows) and head (columns) of example ${ex.id}; rows of each map attend (query), columns are attended (key). Click a map to show that head above.`);
+    mapNotes(s);
     pairText(s, ex);
     const hv = el("div", {}, s);
     const first = { layer: ex.layers[0], heads: [ex.heads[0]] };
     let current = headView(hv, ex, first, `headview-example-${safe(ex.id)}`);
-    modelView(s, ex, (l, h) => { current.remove(); current = headView(hv, ex, { layer: l, heads: [h] }, `headview-example-${safe(ex.id)}`); });
+    modelView(s, ex, (l, h, map) => { current.remove(); current = headView(hv, ex, { layer: l, heads: [h], map }, `headview-example-${safe(ex.id)}`); });
   }
 
   function comparisonSection() {
@@ -466,7 +591,7 @@
     DATA.outputs.forEach((o) => {
       const t = c.tests[o.key];
       if (!t) return;
-      heatmap(figs, `${o.key}: A minus B`, { mean: t.effect }, `${safe(o.detector)}-${safe(o.output)}-compare-heatmap`, {
+      heatmap(figs, `${outputLabel(o)}: A minus B`, { mean: t.effect }, `${safe(o.detector)}-${safe(o.output)}-compare-heatmap`, {
         baseline: 0, baselineLabel: "no difference", marks: t.q.map((q) => q !== null && q < 0.05),
         tip: (k) => `layer ${Math.floor(k / H)}, head ${k % H} (0-indexed)\nmean difference ${fmt(t.effect[k])}\n95% CI [${fmt(t.ci_low[k])}, ${fmt(t.ci_high[k])}]\npaired p ${fmtP(t.p[k])}, q ${fmtP(t.q[k])}` });
     });
