@@ -1,5 +1,6 @@
 #include "run/pipeline.hpp"
 
+#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -300,10 +301,15 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
         for (const auto& o : d.info.outputs)
           work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
                                                        std::vector<float>(encodings.size())};
-    std::vector<uint8_t> buffer;
     const bool scoring = s.detectors && !s.detectors->detectors().empty();
     std::vector<std::vector<float>> value_norms(encodings.size()), rollouts(encodings.size());  // stored ones
-    for (const auto& members : bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh)) {
+    // The block's batches are tasks of the run's arena: a compute stream with no block of its own
+    // (the last block of a run, or of a small one) takes batches of another. Each batch writes only
+    // its own examples' places, so the outcome does not depend on which stream ran it.
+    const auto batches = bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh);
+    tbb::parallel_for(std::size_t(0), batches.size(), [&](std::size_t bi) {
+      const auto& members = batches[bi];
+      std::vector<uint8_t> buffer;
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()),
@@ -328,7 +334,7 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
         write_attention(buffer.data(), out, static_cast<int64_t>(k), static_cast<int64_t>(encodings[m].size()), s.layout);
         sink(work->number, static_cast<uint64_t>(offset[m]), buffer.data(), buffer.size());
       }
-    }
+    });
     // Metadata in input order; rejected rows keep their place in /rejects.
     std::size_t e = 0;
     for (const auto& row : work->items) {
