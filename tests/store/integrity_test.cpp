@@ -69,6 +69,8 @@ LayoutChunk block(uint64_t b, bool with_attention_bytes) {
       c.tokens.word.push_back("t");
       c.tokens.segment.push_back(0);
       c.tokens.special.push_back(0);
+      c.tokens.char_start.push_back(t == 0 ? 0 : -1);  // "a": the first token covers it
+      c.tokens.char_end.push_back(t == 0 ? 1 : -1);
     }
     auto& s = c.scores["det/out"];
     s.values.push_back(1000.0f + static_cast<float>(row));

@@ -10,9 +10,10 @@
 namespace attnscan {
 
 // Metadata and tokens of one example; attention_offset: its first value in the block's attention
-// buffer, or -1 when its attention is not stored.
+// buffer, or -1 when its attention is not stored. `tokenizer` (which made `encoding`) gives the kind
+// and unknown token the character offsets are found with (attnscan/token_offsets.hpp).
 void append_example(LayoutChunk& chunk, uint64_t index, const PairRecord& record, const Encoding& encoding,
-                    int64_t attention_offset);
+                    int64_t attention_offset, const Tokenizer& tokenizer);
 
 // Writes example `batch_row`'s stored layers and heads, n x n each, in the storage dtype, to dst.
 void write_attention(uint8_t* dst, const EncoderOutput& output, int64_t batch_row, int64_t n, const LayoutParams& params);
