@@ -62,6 +62,11 @@ TEST(TokenOffsets, UnigramMetaspaceCoversTheSpaceBeforeAPiece) {
   // A lone "▁" at the start covers the first character, as in HF (the character it was prepended to).
   EXPECT_EQ(spans("e\u0301x", {"\u2581", "e", "x"}, SubwordKind::Unigram, {}, "<unk>"),
             (Spans{{0, 1}, {0, 1}, {2, 3}}));
+  // <unk>: the characters up to the next piece, a combining mark normalisation removed included.
+  EXPECT_EQ(spans("Jo\u00e3o x", {"\u2581Jo", "<unk>", "o", "\u2581x"}, SubwordKind::Unigram, {}, "<unk>"),
+            (Spans{{0, 2}, {2, 3}, {3, 4}, {4, 6}}));
+  EXPECT_EQ(spans("I \u2764\ufe0f x", {"\u2581I", "\u2581", "<unk>", "\u2581x"}, SubwordKind::Unigram, {}, "<unk>"),
+            (Spans{{0, 1}, {1, 2}, {2, 4}, {4, 6}}));
   // NFKC: "ﬁ" becomes "fi"; two pieces inside one character both cover it.
   EXPECT_EQ(spans("\ufb01ne", {"\u2581f", "ine"}, SubwordKind::Unigram, {}, "<unk>"), (Spans{{0, 1}, {0, 3}}));
 }
@@ -129,7 +134,7 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
           ++n.skipped_other_ids;
           continue;
         }
-        const auto got = encoding_char_offsets(enc, a, b, tok.kind(), tok.config().unk_token);
+        const auto got = encoding_char_offsets(enc, a, b, tok);
         const auto& want = row.at("offsets");
         const auto& seq = row.at("sequence_ids");
         ++n.encodings;
@@ -140,7 +145,7 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
           const int64_t we = template_special ? -1 : want[t][1].get<int64_t>();
           if (got[t].start == ws && got[t].end == we) continue;
           ++n.mismatches;
-          if (n.printed < 6 && row.at("source").get<std::string>() != n.last_printed && (n.last_printed = row.at("source").get<std::string>(), ++n.printed))
+          if (n.printed < 6 && (getenv("OFFSETS_DEBUG") == nullptr || row.at("source").get<std::string>().rfind("hard", 0) != 0) && row.at("source").get<std::string>() != n.last_printed && (n.last_printed = row.at("source").get<std::string>(), ++n.printed))
             std::cout << "  mismatch " << model << ": " << row.at("source").get<std::string>() << " token " << t << " '"
                       << enc.tokens[t] << "': (" << got[t].start << ", " << got[t].end << "), HF (" << ws << ", " << we
                       << ") in " << json(t < enc.segment.size() && enc.segment[t] ? b : a).dump() << "\n";

@@ -1,5 +1,6 @@
 #include "attnscan/token_offsets.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "engine/byte_level.hpp"
@@ -42,13 +43,22 @@ struct Stream {
   std::vector<int64_t> source;
 };
 
-Stream folded_stream(const std::u32string& text) {
+// quotes: ALBERT's normaliser replaces "``" and "''" with '"', which HF aligns with the second character.
+Stream folded_stream(const std::u32string& text, SubwordKind kind, bool quotes) {
   Stream s;
-  for (std::size_t i = 0; i < text.size(); ++i)
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (quotes && i + 1 < text.size() && (text[i] == U'`' || text[i] == U'\'') && text[i + 1] == text[i]) {
+      s.chars += U'"';
+      s.source.push_back(static_cast<int64_t>(++i));
+      continue;
+    }
+    // SentencePiece's charsmap turns "\r\n" into one space, which covers both characters.
+    if (kind == SubwordKind::Unigram && text[i] == U'\n' && i > 0 && text[i - 1] == U'\r') continue;
     for (char32_t f : fold(text[i])) {
       s.chars += f;
       s.source.push_back(static_cast<int64_t>(i));
     }
+  }
   return s;
 }
 
@@ -117,14 +127,31 @@ SentenceOffsets byte_level_offsets(std::string_view sentence, const std::vector<
   return out;
 }
 
+SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
+                               const std::vector<uint8_t>& in_text_special, SubwordKind kind, std::string_view unk,
+                               bool quotes);
+
 }  // namespace
 
 SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
                                       const std::vector<uint8_t>& in_text_special, SubwordKind kind,
                                       std::string_view unk) {
   if (kind == SubwordKind::ByteLevelBpe) return byte_level_offsets(sentence, tokens, in_text_special, unk);
+  SentenceOffsets out = folded_offsets(sentence, tokens, in_text_special, kind, unk, false);
+  if (!out.aligned && kind == SubwordKind::Unigram) {  // ALBERT's quotes: aligned only if every token then matches
+    SentenceOffsets quoted = folded_offsets(sentence, tokens, in_text_special, kind, unk, true);
+    if (quoted.aligned) return quoted;
+  }
+  return out;
+}
+
+namespace {
+
+SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
+                               const std::vector<uint8_t>& in_text_special, SubwordKind kind, std::string_view unk,
+                               bool quotes) {
   const std::u32string text = unicode::decode(sentence);
-  const Stream s = folded_stream(text);
+  const Stream s = folded_stream(text, kind, quotes);
   const std::size_t n = s.chars.size();
   auto skip_spaces = [&](std::size_t p) {
     while (p < n && s.chars[p] == U' ') ++p;
@@ -193,11 +220,18 @@ SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vect
       std::size_t a = skip_spaces(from), z = stop;
       while (z > a && s.chars[z - 1] == U' ') --z;
       if (z <= a) return failed(tokens.size());
-      out.spans.push_back({s.source[a], s.source[z - 1] + 1});
+      int64_t last = s.source[z - 1] + 1;
+      if (kind == SubwordKind::Unigram) {  // HF: up to the next piece, characters normalisation removed included
+        last = z < n ? s.source[z] : static_cast<int64_t>(text.size());
+        while (last > s.source[a] + 1 && (is_whitespace(text[last - 1]) || is_rust_whitespace(text[last - 1]))) --last;
+      }
+      out.spans.push_back({s.source[a], last});
       p = stop;
       continue;
     }
     if (!place(k, p, begin, end, empty_lead)) return failed(tokens.size());
+    if (special && kind == SubwordKind::Unigram && (tokens[k] == "<mask>" || tokens[k] == "[MASK]"))
+      while (begin > p && s.chars[begin - 1] == U' ') --begin;  // added with lstrip: the spaces it took
     if (end == begin) {  // a lone prepended "▁": HF aligns it with the character it was put before
       const int64_t at = begin < n ? s.source[begin] : static_cast<int64_t>(text.size());
       out.spans.push_back({at, begin < n ? at + 1 : at});
@@ -209,8 +243,21 @@ SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vect
   return out;
 }
 
+}  // namespace
+
 std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
                                             SubwordKind kind, std::string_view unk, int* unaligned) {
+  return encoding_char_offsets(enc, a, b, kind, unk, nullptr, unaligned);
+}
+
+std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
+                                            const Tokenizer& tokenizer, int* unaligned) {
+  return encoding_char_offsets(enc, a, b, tokenizer.kind(), tokenizer.config().unk_token, &tokenizer, unaligned);
+}
+
+std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
+                                            SubwordKind kind, std::string_view unk, const Tokenizer* tokenizer,
+                                            int* unaligned) {
   std::vector<CharSpan> out(enc.size());
   for (int seg = 0; seg < 2; ++seg) {
     std::vector<std::size_t> at;
@@ -223,7 +270,20 @@ std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_vie
       special.push_back(enc.special[t]);
     }
     if (tokens.empty()) continue;
-    const SentenceOffsets s = sentence_char_offsets(seg == 0 ? a : b, tokens, special, kind, unk);
+    const std::string_view sentence = seg == 0 ? a : b;
+    SentenceOffsets s;
+    bool done = false;
+    if (tokenizer && (seg == 0 ? enc.removed_a : enc.removed_b) > 0) {
+      // Truncated: align all of the sentence's tokens, so that the last kept one (an <unk> in particular)
+      // ends where the first removed one starts.
+      const SentenceTokens full = tokenizer->tokenize(sentence);
+      if (full.pieces.size() >= tokens.size() && std::equal(tokens.begin(), tokens.end(), full.pieces.begin())) {
+        s = sentence_char_offsets(sentence, full.pieces, full.special, kind, unk);
+        s.spans.resize(tokens.size());
+        done = true;
+      }
+    }
+    if (!done) s = sentence_char_offsets(sentence, tokens, special, kind, unk);
     if (!s.aligned && unaligned) ++*unaligned;
     for (std::size_t i = 0; i < at.size(); ++i) out[at[i]] = s.spans[i];
   }

@@ -94,7 +94,7 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
   e.token_offset.push_back(static_cast<int64_t>(c.tokens.size()));
   e.attention_offset.push_back(attention_offset);
   const std::vector<CharSpan> chars =
-      encoding_char_offsets(enc, r.a, r.b, tokenizer.kind(), tokenizer.config().unk_token);
+      encoding_char_offsets(enc, r.a, r.b, tokenizer);
   for (std::size_t t = 0; t < enc.size(); ++t) {
     c.tokens.char_start.push_back(chars[t].start);
     c.tokens.char_end.push_back(chars[t].end);
