@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "attnscan/error.hpp"
 #include "attnscan/token_offsets.hpp"
@@ -74,7 +75,7 @@ TEST(TokenOffsets, UnigramMetaspaceCoversTheSpaceBeforeAPiece) {
 namespace {
 
 struct Counts {
-  std::size_t encodings = 0, tokens = 0, mismatches = 0, skipped_other_ids = 0;
+  std::size_t encodings = 0, tokens = 0, mismatches = 0, known = 0, skipped_other_ids = 0;
   std::string first, last_printed;
   int printed = 0;
 };
@@ -101,6 +102,26 @@ BertConfig config_of(const std::string& model, const std::filesystem::path& dir)
 
 }  // namespace
 
+// The encodings (model, source) whose offsets differ from HF's, by rule (docs/hdf5-layout.md, Character
+// offsets): every one must still differ (the list cannot go stale), and nothing else may.
+const std::map<std::pair<std::string, std::string>, const char*> kKnownDifferences = {
+    // ALBERT's normaliser removes combining marks, and its <unk> ends at the last character kept; attnscan's
+    // <unk> ends where the next piece starts, as XLM-R's does (whose charsmap keeps them).
+    {{"albert", "hard:7"}, "<unk> of a heart with its variation selector U+FE0F: attnscan (2, 4), HF ALBERT (2, 3)"},
+    {{"albert", "hard-pair:27"}, "the same sentence in a pair"},
+    {{"albert", "hard:22"}, "<unk> of a Devanagari word ending in a vowel sign (Mn): one character longer"},
+    // "½" is "1⁄2" after NFKD; attnscan's <unk> for it is empty, HF's the character.
+    {{"albert", "hard:16"}, "<unk> of a final '½': attnscan (52, 52), HF (52, 53)"},
+    {{"xlm-roberta", "hard:16"}, "<unk> of a final '½': attnscan (52, 52), HF (52, 53)"},
+    // NUL, zero-width and other format characters the charsmap maps in ways the fold does not follow:
+    // the sentence is not aligned, and stored -1 (never guessed).
+    {{"albert", "hard:12"}, "NUL, DEL, U+200B and BOM in the text: -1"},
+    {{"xlm-roberta", "hard:12"}, "NUL, DEL, U+200B and BOM in the text: -1"},
+    {{"albert", "subword:21"}, "U+200B, U+200D, U+FEFF between letters: -1"},
+    {{"xlm-roberta", "subword:21"}, "U+200B, U+200D, U+FEFF between letters: -1"},
+    {{"albert", "hard:14"}, "mojibake ('‚Äô') the fold does not follow through ALBERT's normaliser: -1"},
+};
+
 // Every token of every reference encoding has HF's offsets (template specials: -1/-1 where HF gives
 // (0, 0)). tokenizer.json must give HF's ids on every row; the slow files are compared where their ids
 // are HF fast's (where HF's slow and fast tokenizers differ, e.g. NFC, the row is counted and left out).
@@ -112,6 +133,7 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
   for (auto& row : test::read_jsonl(file)) by_model[row.at("model").get<std::string>()].push_back(std::move(row));
   ASSERT_FALSE(by_model.empty());
   std::size_t total_mismatches = 0;
+  std::set<std::pair<std::string, std::string>> seen_known;
   for (const auto& [model, rows] : by_model) {
     const std::filesystem::path dir = rows.front().at("dir").get<std::string>();
     if (!std::filesystem::exists(dir)) {
@@ -144,6 +166,12 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
           const int64_t ws = template_special ? -1 : want[t][0].get<int64_t>();
           const int64_t we = template_special ? -1 : want[t][1].get<int64_t>();
           if (got[t].start == ws && got[t].end == we) continue;
+          const auto known = kKnownDifferences.find({model, row.at("source").get<std::string>()});
+          if (known != kKnownDifferences.end()) {
+            ++n.known;
+            seen_known.insert(known->first);
+            continue;
+          }
           ++n.mismatches;
           if (n.printed < 6 && (getenv("OFFSETS_DEBUG") == nullptr || row.at("source").get<std::string>().rfind("hard", 0) != 0) && row.at("source").get<std::string>() != n.last_printed && (n.last_printed = row.at("source").get<std::string>(), ++n.printed))
             std::cout << "  mismatch " << model << ": " << row.at("source").get<std::string>() << " token " << t << " '"
@@ -157,7 +185,8 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
       }
       const char* name = which == TokenizerFile::TokenizerJson ? "tokenizer.json" : "slow";
       std::cout << "offsets " << model << " " << name << ": " << n.encodings << " encodings, " << n.tokens
-                << " tokens, " << n.mismatches << " mismatches, " << n.skipped_other_ids
+                << " tokens, " << n.mismatches << " mismatches, " << n.known
+                << " tokens of the known differences, " << n.skipped_other_ids
                 << " rows with other ids than HF fast (not compared)" << (n.first.empty() ? "" : "; first: ")
                 << n.first << "\n";
       EXPECT_GT(n.encodings, 0u) << model << " " << name;
@@ -165,4 +194,7 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
     }
   }
   EXPECT_EQ(total_mismatches, 0u);
+  for (const auto& [key, why] : kKnownDifferences)
+    if (by_model.count(key.first) && !seen_known.count(key))
+      ADD_FAILURE() << key.first << " " << key.second << " now has HF's offsets: take it off kKnownDifferences (" << why << ")";
 }
