@@ -136,6 +136,13 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     "$tools_venv/bin/python" "$sub_script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
       --out "$fixtures/subword_tokenizers.jsonl"
   fi
+  off_script=tests/reference/make_offset_fixtures.py
+  if [ ! -f "$fixtures/offsets.jsonl" ] || [ "$off_script" -nt "$fixtures/offsets.jsonl" ] ||
+     [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$fixtures/offsets.jsonl" ]; then
+    log "generating reference character offsets of the fast tokenizers (WordPiece, byte-level BPE, Unigram)"
+    "$tools_venv/bin/python" "$off_script" --models "$cache/models" --tokenizers "$fixtures/trained_tokenizers" \
+      --datasets "$datasets" --out "$fixtures/offsets.jsonl"
+  fi
   if [ ! -f "$fixtures/attention/pairs.json" ] || [ "$script" -nt "$fixtures/attention/pairs.json" ]; then
     log "generating reference attention"
     rm -rf "$fixtures/attention"

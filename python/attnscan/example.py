@@ -101,13 +101,18 @@ class ExampleReader:
         cols["label_value"] = np.asarray(e["label_value"][begin:end], dtype=np.float64)
         first, last = self.token_span(cols, begin)
         tok = {c: t[c][first:last] for c in ("id", "segment", "word_index", "special")}
+        offsets = "char_start" in t and "char_end" in t  # format_version 4 on
+        for c in ("char_start", "char_end"):
+            tok[c] = np.asarray(t[c][first:last], dtype=np.int64) if offsets else None
         text, word = strings(t["text"], first, last), strings(t["word"], first, last)
         out = []
         for k in range(end - begin):
             a = int(cols["token_offset"][k]) - first
             b = a + int(cols["n_tokens"][k])
             tokens = make_tokens(text[a:b], tok["id"][a:b], tok["segment"][a:b], tok["word_index"][a:b],
-                                 word[a:b], tok["special"][a:b])
+                                 word[a:b], tok["special"][a:b],
+                                 None if tok["char_start"] is None else tok["char_start"][a:b],
+                                 None if tok["char_end"] is None else tok["char_end"][a:b])
             fields = {c: (cols[c][k].item() if hasattr(cols[c][k], "item") else cols[c][k])
                       for c in ("index", "row", "id", "sentence_a", "sentence_b", "label", "label_value")}
             fields["has_label"] = bool(cols["has_label"][k])

@@ -9,7 +9,8 @@ from .errors import FormatError
 
 FORMAT_NAME = "attnscan"
 OLDEST_FORMAT_VERSION = 1
-NEWEST_FORMAT_VERSION = 3  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike)
+NEWEST_FORMAT_VERSION = 4  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike);
+# 4 = 3 + tokens/char_start, tokens/char_end (older files: Token.char_start/char_end are -1)
 
 EXAMPLE_COLUMNS = ("index", "row", "id", "sentence_a", "sentence_b", "label", "has_label", "label_value",
                    "n_tokens", "truncated", "token_offset", "attention_offset")

@@ -15,6 +15,11 @@ class Token(NamedTuple):
     word_index: int  # word within its own sentence; -1 for template specials
     word: str        # the whole word the piece belongs to
     special: bool    # a template special or a special token written in the text
+    # Code points [char_start, char_end) of the token in its sentence (sentence_a when sentence == 0, else
+    # sentence_b): example.sentence_a[t.char_start:t.char_end]. -1/-1 for template specials, and for
+    # every token of files written before format_version 4.
+    char_start: int = -1
+    char_end: int = -1
 
 
 def role(position, special, word_index):
@@ -25,7 +30,10 @@ def role(position, special, word_index):
     return BEGIN if position < TEMPLATE_PREFIX_LENGTH else SEPARATOR
 
 
-def make_tokens(text, ids, segment, word_index, word, special):
-    """Token tuples from one example's slices of the tokens/* columns."""
+def make_tokens(text, ids, segment, word_index, word, special, char_start=None, char_end=None):
+    """Token tuples from one example's slices of the tokens/* columns (char_start/char_end: None when
+    the file has none)."""
     return [Token(text[t], int(ids[t]), role(t, bool(special[t]), int(word_index[t])), int(segment[t]),
-                  int(word_index[t]), word[t], bool(special[t])) for t in range(len(text))]
+                  int(word_index[t]), word[t], bool(special[t]),
+                  -1 if char_start is None else int(char_start[t]), -1 if char_end is None else int(char_end[t]))
+            for t in range(len(text))]

@@ -57,7 +57,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 3
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 4
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)
@@ -72,6 +72,16 @@ def check_recipes(path, expect_examples=None):
             n = int(f["examples/n_tokens"][i])
             t = tokens(f, i)
             assert len(t) == n and t[0] == "[CLS]" and t[-1] == "[SEP]"
+            # Character offsets: the template's specials none, every other token its own text.
+            t0 = int(f["examples/token_offset"][i])
+            starts, ends = f["tokens/char_start"][t0:t0 + n], f["tokens/char_end"][t0:t0 + n]
+            seg, special = f["tokens/segment"][t0:t0 + n], f["tokens/special"][t0:t0 + n]
+            sentences = (f["examples/sentence_a"].asstr()[i], f["examples/sentence_b"].asstr()[i])
+            assert (starts[0], ends[0], starts[-1], ends[-1]) == (-1, -1, -1, -1)
+            for k in range(n):
+                if not special[k]:
+                    piece = sentences[seg[k]][starts[k]:ends[k]]
+                    assert 0 <= starts[k] < ends[k] and piece, (i, k, t[k], starts[k], ends[k])
             if a is None:
                 continue
             assert a.shape[-1] == n

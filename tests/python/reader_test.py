@@ -121,6 +121,15 @@ def check_against_h5py(path):
                      for p, (sp, w) in enumerate(zip(special, f["tokens/word_index"][t0:t0 + k]))]
             assert [t.role for t in e.tokens] == roles and roles[0] == "Begin" and roles[-1] == "Separator"
             assert e.sentence_b_start == int(np.argmax(f["tokens/segment"][t0:t0 + k] == 1))
+            if "tokens/char_start" in f:  # format_version 4 on
+                assert [t.char_start for t in e.tokens] == list(f["tokens/char_start"][t0:t0 + k])
+                assert [t.char_end for t in e.tokens] == list(f["tokens/char_end"][t0:t0 + k])
+                for t in e.tokens:  # content pieces cover their text; template specials have no span
+                    text = (e.sentence_b if t.sentence else e.sentence_a)[t.char_start:t.char_end]
+                    if t.role == "Content":
+                        assert text and 0 <= t.char_start < t.char_end, (t, text)
+                    if t.role in ("Begin", "Separator"):
+                        assert (t.char_start, t.char_end) == (-1, -1), t
             expected = recipe_attention(f, i)
             assert e.has_attention == (expected is not None)
             if expected is None:
@@ -279,16 +288,20 @@ UNSIGNED_BEFORE_3 = {"examples/token_offset": np.uint64, "examples/n_tokens": np
 
 
 def test_format_versions_offset_types_and_bad_files():
-    """format_version 3 (signed int64 counts and offsets), 2 (unsigned) and 1 (unsigned, no checksums)
-    read the same; a newer version, a non-attnscan file, a missing dataset and a missing file are named
+    """format_version 4 (tokens/char_start, char_end), 3 (without them: Token.char_start/char_end -1),
+    2 (counts and offsets unsigned) and 1 (unsigned, no checksums) read the same; a newer version, a non-attnscan file, a missing dataset and a missing file are named
     errors."""
     model_dir()
     v3 = run_file("v3.h5", pairs_file(12), "output.attention_every=2")
-    v2, v1, newer, broken = out("v2.h5"), out("v1.h5"), out("v4.h5"), out("broken.h5")
-    for p in (v2, v1, newer, broken):
-        shutil.copy(v3, p)
-    with h5py.File(v3, "r") as f:
-        assert f.attrs["format_version"] == 3
+    v3, v2, v1, newer, broken = out("v3.h5"), out("v2.h5"), out("v1.h5"), out("v5.h5"), out("broken.h5")
+    v4 = run_file("v4.h5", pairs_file(12), "output.attention_every=2")
+    for p in (v3, v2, v1, newer, broken):
+        shutil.copy(v4, p)
+    with h5py.File(v3, "r+") as f:  # what format_version 3 stored: no character offsets
+        del f["tokens/char_start"], f["tokens/char_end"]
+        f.attrs["format_version"] = 3
+    with h5py.File(v4, "r") as f:
+        assert f.attrs["format_version"] == 4
         for c in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
             assert f[c].dtype == np.int64, (c, f[c].dtype)
     for p, version in ((v2, 2), (v1, 1)):
@@ -299,22 +312,29 @@ def test_format_versions_offset_types_and_bad_files():
             if version == 1:
                 del f["attention/checksums"]
     with h5py.File(newer, "r+") as f:
-        f.attrs["format_version"] = 4
+        f.attrs["format_version"] = 5
     with h5py.File(broken, "r+") as f:
         del f["tokens/word_index"]
-    with attnscan.open(v3) as ref:
+    with attnscan.open(v4) as ref:
+        with attnscan.open(v3) as r:  # the same tokens, offsets unknown
+            for a, b in zip(ref, r):
+                assert any(t.char_start >= 0 for t in a.tokens)
+                assert [t._replace(char_start=-1, char_end=-1) for t in a.tokens] == b.tokens
         for p in (v2, v1):
+            with h5py.File(p, "r+") as f:
+                del f["tokens/char_start"], f["tokens/char_end"]
             check_against_h5py(p)
             with attnscan.open(p) as r:
                 for a, b in zip(ref, r):
-                    assert (a.tokens, a.index, a.row, a.has_attention) == (b.tokens, b.index, b.row, b.has_attention)
+                    assert ([t._replace(char_start=-1, char_end=-1) for t in a.tokens], a.index, a.row,
+                            a.has_attention) == (b.tokens, b.index, b.row, b.has_attention)
                     if a.has_attention:
                         assert same(a.attention, b.attention)
         assert [e.has_attention for e in ref] == [i % 2 == 0 for i in range(12)]
-        msg = expect_error(attnscan.NotStoredError, lambda: ref.example(1).attention, v3, "example 1",
+        msg = expect_error(attnscan.NotStoredError, lambda: ref.example(1).attention, v4, "example 1",
                            "no stored attention")
         print("not stored:", msg)
-    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 4", "1 to 3")
+    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 5", "1 to 4")
     print("newer:", msg)
     expect_error(attnscan.FormatError, lambda: attnscan.open(broken), broken, "tokens/word_index")
     expect_error(attnscan.FormatError, lambda: attnscan.open(out("absent.h5")), "absent.h5: no such file")

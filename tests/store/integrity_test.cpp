@@ -69,6 +69,8 @@ LayoutChunk block(uint64_t b, bool with_attention_bytes) {
       c.tokens.word.push_back("t");
       c.tokens.segment.push_back(0);
       c.tokens.special.push_back(0);
+      c.tokens.char_start.push_back(t == 0 ? 0 : -1);  // "a": the first token covers it
+      c.tokens.char_end.push_back(t == 0 ? 1 : -1);
     }
     auto& s = c.scores["det/out"];
     s.values.push_back(1000.0f + static_cast<float>(row));
@@ -352,3 +354,27 @@ TEST(Integrity, ALostIdentityFileNamesOverwrite) {
 }
 
 }  // namespace
+
+TEST(Integrity, CharacterOffsetsOutsideTheirSentenceAreNamed) {
+  const fs::path path = final_file("integrity_char_offsets", 1);
+  ASSERT_TRUE(check_layout_file(path).ok());
+  {
+    h5::File f = h5::File::open_rw(path);
+    auto end = f.read<int64_t>("tokens/char_end", 0, f.length("tokens/char_end"));
+    end[1] = 3;  // token 1 of example 0, in sentence_a "a" (one character); -1/-1 before
+    auto start = f.read<int64_t>("tokens/char_start", 0, f.length("tokens/char_start"));
+    start[1] = 0;
+    end[2] = 0;  // token 2: start -1, end 0
+    f.resize("tokens/char_end", 0);
+    f.append("tokens/char_end", end);
+    f.resize("tokens/char_start", 0);
+    f.append("tokens/char_start", start);
+  }
+  const CheckReport bad = check_layout_file(path);
+  ASSERT_FALSE(bad.ok());
+  std::string all;
+  for (const auto& p : bad.problems) all += p + "\n";
+  EXPECT_NE(all.find("example 0, token 1: tokens/char_start, char_end (0, 3) outside its sentence (1 characters)"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("example 0, token 2: tokens/char_start, char_end (-1, 0)"), std::string::npos) << all;
+}

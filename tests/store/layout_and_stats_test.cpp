@@ -48,6 +48,8 @@ LayoutChunk chunk(const std::vector<float>& head0, const std::vector<float>& hea
     c.tokens.word.push_back("w");
     c.tokens.segment.push_back(0);
     c.tokens.special.push_back(0);
+    c.tokens.char_start.push_back(9);  // "ä" of "sentence ä i": a code point, not its two bytes
+    c.tokens.char_end.push_back(10);
     c.scores["det/out"].values.push_back(head0[i]);
     c.scores["det/out"].values.push_back(head1[i]);
     c.scores["det/out"].baseline.push_back(baseline[i]);

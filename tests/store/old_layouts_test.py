@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64) read in every
-reader as version 3 files (signed int64) do: verify, heads, compare, similarity, report, plot and merge
-give the same answers, and merge writes version 3.
+"""Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64) and 3 (no
+tokens/char_start, char_end) read in every reader as version 4 files do: verify, heads, compare,
+similarity, report, plot and merge give the same answers, and merge writes version 4 (offsets -1 where
+the input had none).
 
 usage: old_layouts_test.py ATTNSCAN_BINARY
 Runs on data/sample_pairs.tsv and the default model (exit 77 when the model is absent).
@@ -41,10 +42,15 @@ def run(binary, *args, cwd=ROOT):
     return p.stdout
 
 
+CHAR_OFFSETS = ("tokens/char_start", "tokens/char_end")  # format_version 4 on
+
+
 def downgrade(src, dst, version):
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
-        for name, dtype in UNSIGNED_BEFORE_3.items():
+        for name in CHAR_OFFSETS:
+            del f[name]
+        for name, dtype in (UNSIGNED_BEFORE_3.items() if version < 3 else ()):
             data = f[name][...]
             chunks = f[name].chunks
             del f[name]
@@ -55,16 +61,18 @@ def downgrade(src, dst, version):
 
 
 def check(binary, model, tmp):
-    v3 = tmp / "v3.h5"
+    v3 = tmp / "v4.h5"  # the newest version: the reference the older ones are compared with
     run(binary, "run", "-c", "configs/default.yaml", "--model", model, "--set", "detectors=next_token,delimiter",
         "--set", "output.attention_every=2", "-o", str(v3), "--no-progress")
     with h5py.File(v3, "r") as f:
-        assert f.attrs["format_version"] == 3, f.attrs["format_version"]
+        assert f.attrs["format_version"] == 4, f.attrs["format_version"]
+        assert (f["tokens/char_end"][...] >= f["tokens/char_start"][...]).all()
+        assert (f["tokens/char_start"][...] >= 0).any()
         for name in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
             assert f[name].dtype == np.int64, (name, f[name].dtype)
         assert (f["examples/attention_offset"][1::2] == -1).all()
-    files = {3: v3}
-    for version in (2, 1):
+    files = {4: v3}
+    for version in (3, 2, 1):
         files[version] = tmp / f"v{version}.h5"
         downgrade(v3, files[version], version)
     answers = {}
@@ -86,14 +94,17 @@ def check(binary, model, tmp):
         merged = tmp / f"merged-v{version}.h5"
         run(binary, "merge", str(merged), str(path))
         with h5py.File(merged, "r") as f, h5py.File(v3, "r") as ref:
-            assert f.attrs["format_version"] == 3
+            assert f.attrs["format_version"] == 4
             for name in UNSIGNED_BEFORE_3:
                 assert f[name].dtype == np.int64 and (f[name][...] == ref[name][...]).all(), name
+            for name in CHAR_OFFSETS:  # carried by merge; -1 where the input had none
+                want = ref[name][...] if version == 4 else np.full(len(ref[name]), -1)
+                assert f[name].dtype == np.int64 and (f[name][...] == want).all(), name
         answers[version] = a
         print(f"format_version {version}: verify, heads, compare, similarity, report, plot, merge ok")
-    for version in (2, 1):
-        for what in answers[3]:
-            assert answers[version][what] == answers[3][what], f"format_version {version}: {what} differs from version 3"
+    for version in (3, 2, 1):
+        for what in answers[4]:
+            assert answers[version][what] == answers[4][what], f"format_version {version}: {what} differs from version 4"
     # The recipe's question about an example without attention gets the documented answer.
     p = subprocess.run([binary, "plot", str(files[2]), "-o", str(tmp / "none"), "--example", "3", "--layer", "0",
                         "--head", "0"], cwd=ROOT, capture_output=True, text=True)

@@ -60,6 +60,8 @@ LayoutChunk block_chunk(uint64_t b) {
       c.tokens.word.push_back(t ? "b" : "a");
       c.tokens.segment.push_back(static_cast<uint8_t>(t));
       c.tokens.special.push_back(0);
+      c.tokens.char_start.push_back(0);  // "a" and "b": each token its whole sentence
+      c.tokens.char_end.push_back(1);
     }
     auto& s = c.scores["det/out"];
     s.values.push_back(static_cast<float>(row));

@@ -54,6 +54,13 @@ bool read_all(const h5::File& f, const std::string& name, std::vector<T>& out, C
   return true;
 }
 
+// Code points of UTF-8 text (what Python's len() gives for the str h5py decodes).
+int64_t code_points(const std::string& utf8) {
+  int64_t n = 0;
+  for (unsigned char c : utf8) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 std::string range(uint64_t a, uint64_t b) { return std::to_string(a) + ".." + std::to_string(b); }
 
 }  // namespace
@@ -97,9 +104,14 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   std::vector<int64_t> attention_offset;
   std::size_t token_rows = 0;
   bool columns_ok = true;
+  std::vector<std::string> sentence_a, sentence_b;
+  std::vector<uint8_t> segment;
+  std::vector<int64_t> char_start, char_end;
+  const bool char_offsets = report.format_version >= kFirstCharOffsetsVersion;
   LayoutChunk none;
   for_each_column(none, [&](const char* name, auto& column, std::size_t) {
     using T = typename std::decay_t<decltype(column)>::value_type;
+    if (!char_offsets && is_char_offset_column(name)) return;  // older files have none
     std::vector<T> values;
     if (!read_all(f, name, values, report)) return void(columns_ok = false);
     const std::string n(name);
@@ -112,7 +124,16 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
                                 " rows, its table " + std::to_string(expect));
       columns_ok = false;
     }
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (n == "examples/sentence_a") sentence_a = values;
+      if (n == "examples/sentence_b") sentence_b = values;
+    }
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      if (n == "tokens/segment") segment = values;
+    }
     if constexpr (std::is_same_v<T, int64_t>) {
+      if (n == "tokens/char_start") char_start = values;
+      if (n == "tokens/char_end") char_end = values;
       if (n == "examples/n_tokens") n_tokens = values;
       if (n == "examples/token_offset") token_offset = values;
       if (n == "examples/attention_offset") attention_offset = values;
@@ -151,6 +172,22 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
     if (next_token != static_cast<int64_t>(token_rows))
       bad.add(path.string() + ": the examples' tokens end at " + std::to_string(next_token) + ", tokens/id holds " +
               std::to_string(token_rows));
+  }
+  // Character offsets: -1/-1, or 0 <= start <= end <= the length (code points) of the token's sentence.
+  if (columns_ok && char_offsets) {
+    Findings bad(report, "tokens with character offsets outside their sentence");
+    for (std::size_t i = 0; i < report.examples; ++i) {
+      const int64_t lengths[2] = {code_points(sentence_a[i]), code_points(sentence_b[i])};
+      for (int64_t t = std::max<int64_t>(token_offset[i], 0); t < token_offset[i] + n_tokens[i]; ++t) {
+        const auto k = static_cast<std::size_t>(t);
+        if (k >= char_start.size()) break;  // reported above (the tokens' offsets)
+        const int64_t s = char_start[k], e = char_end[k], len = lengths[segment[k] ? 1 : 0];
+        if ((s == -1 && e == -1) || (s >= 0 && s <= e && e <= len)) continue;
+        bad.add(path.string() + ": example " + std::to_string(i) + ", token " + std::to_string(t - token_offset[i]) +
+                ": tokens/char_start, char_end (" + std::to_string(s) + ", " + std::to_string(e) +
+                ") outside its sentence (" + std::to_string(len) + " characters)");
+      }
+    }
   }
 
   // Attention: every checksum span, then every row's sum.

@@ -28,6 +28,10 @@ struct TokenColumns {
   std::vector<int32_t> id, word_index;
   std::vector<std::string> text, word;  // WordPiece, and the whole word it belongs to
   std::vector<uint8_t> segment, special;
+  // Code points [char_start, char_end) of the token in its sentence (examples/sentence_a or _b, per
+  // segment); -1/-1 for template specials and sentences not aligned (format_version 4; older files:
+  // read as -1).
+  std::vector<int64_t> char_start, char_end;
   std::size_t size() const { return id.size(); }
 };
 
@@ -89,6 +93,8 @@ void for_each_column(Chunk& c, Visit&& visit) {
   visit("tokens/segment", t.segment, kTokenChunk);
   visit("tokens/word_index", t.word_index, kTokenChunk);
   visit("tokens/special", t.special, kTokenChunk);
+  visit("tokens/char_start", t.char_start, kTokenChunk);
+  visit("tokens/char_end", t.char_end, kTokenChunk);
   visit("rejects/index", r.index, kRejectChunk);
   visit("rejects/line", r.line, kRejectChunk);
   visit("rejects/file", r.file, kRejectChunk);

@@ -75,6 +75,10 @@ Compression parse_compression(const std::filesystem::path& path, const std::stri
 
 }  // namespace
 
+bool is_char_offset_column(std::string_view name) {
+  return name == "tokens/char_start" || name == "tokens/char_end";
+}
+
 LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const LayoutParams& params) {
   LayoutWriter w(h5::File::open_rw(path), params);
   LayoutChunk none;
@@ -262,6 +266,11 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     if (starts_with(name, "examples/")) return read_column(f, name, a, b, column);
     if (starts_with(name, "rejects/")) return read_column(f, name, c, d, column);
     if (t1 == 0 && b > a) t0 = e.token_offset.front(), t1 = e.token_offset.back() + e.n_tokens.back();
+    if (format_version_ < kFirstCharOffsetsVersion && is_char_offset_column(name)) {
+      if constexpr (std::is_same_v<typename std::decay_t<decltype(column)>::value_type, int64_t>)
+        column.assign(static_cast<std::size_t>(t1 - t0), -1);  // written before offsets were stored
+      return;
+    }
     read_column(f, name, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1), column);
   });
   for (auto& o : e.token_offset) o -= t0;

@@ -2,6 +2,7 @@
 // Reading and writing HDF5 layout v1 files (block parts, final outputs and shards share it).
 #include <filesystem>
 #include <memory>
+#include <string_view>
 
 #include "store/attention_checksums.hpp"
 #include "store/h5_file.hpp"
@@ -10,10 +11,14 @@
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
+// 4: tokens/char_start, tokens/char_end (int64 code points into the sentence; 3 and older: read as -1).
 // 3: examples/{n_tokens,tokens_a,tokens_b,token_offset} signed int64 (2 and 1: uint32/uint64; still read).
 // 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
 // 1: the same layout without checksums; still read.
-inline constexpr int64_t kFormatVersion = 3;
+inline constexpr int64_t kFormatVersion = 4;
+inline constexpr int64_t kFirstCharOffsetsVersion = 4;  // tokens/char_start and tokens/char_end
+// tokens/char_start or tokens/char_end: absent from files older than kFirstCharOffsetsVersion.
+bool is_char_offset_column(std::string_view name);
 inline constexpr int64_t kFirstChecksummedVersion = 2;
 inline constexpr int64_t kOldestFormatVersion = 1;
 // Optional datasets (output.value_norms, output.rollout); files without them read as before.

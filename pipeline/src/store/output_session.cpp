@@ -95,6 +95,8 @@ void OutputSession::keep_verified_blocks(std::ostream& log) {
     if (!r.ok()) redo(b, "damaged (" + r.problems.front() + ")", log);
     else if (r.format_version < kFirstChecksummedVersion)
       redo(b, "committed by an older attnscan without checksums, so it cannot be proven intact", log);
+    else if (r.format_version < kFirstCharOffsetsVersion)
+      redo(b, "committed by an older attnscan without the tokens' character offsets", log);
   }
 }
 
