@@ -96,6 +96,7 @@ LayoutChunk tree_chunk() {
   for (const auto& t : toks) {
     c.tokens.id.push_back(1), c.tokens.text.push_back("x"), c.tokens.word.push_back("x");
     c.tokens.segment.push_back(t.segment), c.tokens.word_index.push_back(t.word), c.tokens.special.push_back(t.word < 0);
+    c.tokens.char_start.push_back(-1), c.tokens.char_end.push_back(-1);  // offsets are not what this test is about
     c.dep_head.push_back(t.head), c.dep_relation.push_back(t.relation);
   }
   return c;
