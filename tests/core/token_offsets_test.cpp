@@ -12,6 +12,7 @@
 #include "attnscan/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/test_paths.hpp"
+#include "support/tokenizer_config.hpp"
 
 using namespace attnscan;
 using nlohmann::json;
@@ -81,18 +82,7 @@ struct Counts {
 };
 
 BertConfig config_of(const std::string& model, const std::filesystem::path& dir) {
-  if (std::filesystem::exists(dir / "config.json")) {
-    try {
-      return load_bert_config(dir / "config.json");
-    } catch (const ModelError&) {
-      auto j = json::parse(std::ifstream(dir / "config.json"));
-      BertConfig c;
-      c.model_type = j.at("model_type").get<std::string>();
-      c.vocab_size = j.at("vocab_size").get<int64_t>();
-      c.max_position_embeddings = j.at("max_position_embeddings").get<int64_t>();
-      return c;
-    }
-  }
+  if (std::filesystem::exists(dir / "config.json")) return test::tokenizer_model_config(dir);
   BertConfig c;  // the trained tokenizers (tests/reference/train_tokenizers.py): named by family
   c.model_type = model;
   c.vocab_size = 3002;

@@ -11,6 +11,7 @@
 #include "support/jsonl.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
+#include "support/tokenizer_config.hpp"
 
 using namespace attnscan;
 using nlohmann::json;
@@ -252,23 +253,6 @@ const test::TokenizerReference& reference() {  // "model/fast|slow" -> rows
 
 std::filesystem::path model_dir(const std::string& name) { return test::real_model_dir().parent_path() / name; }
 
-// What the tokenizer needs of config.json (model_type, vocab_size, max_position_embeddings). Families
-// load_bert_config does not accept yet (e.g. mpnet before the model-family seam) are read directly:
-// the tokenizer does not depend on the encoder supporting the family.
-BertConfig tokenizer_model_config(const std::filesystem::path& dir) {
-  try {
-    return load_bert_config(dir / "config.json");
-  } catch (const ModelError& e) {
-    std::cout << "note: " << e.what() << "; reading only the tokenizer's fields of config.json\n";
-    auto j = json::parse(std::ifstream(dir / "config.json"));
-    BertConfig c;
-    c.model_type = j.at("model_type").get<std::string>();
-    c.vocab_size = j.at("vocab_size").get<int64_t>();
-    c.max_position_embeddings = j.at("max_position_embeddings").get<int64_t>();
-    return c;
-  }
-}
-
 struct ParityCase {
   std::string model, kind;  // kind: "fast" (tokenizer.json) or "slow" (vocab.txt)
 };
@@ -339,7 +323,7 @@ TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
   auto it = ref.rows.find(p.model + "/" + p.kind);
   if (it == ref.rows.end())
     GTEST_SKIP() << "no " << p.kind << " reference rows for " << p.model << " in the fixture (regenerate it)";
-  const auto config = tokenizer_model_config(dir);
+  const auto config = test::tokenizer_model_config(dir);
   auto tok = Tokenizer::from_model_dir(dir, config, p.kind == "fast" ? TokenizerFile::TokenizerJson
                                                                             : TokenizerFile::VocabTxt);
   std::cout << p.model << ": " << tok.source() << "\n";

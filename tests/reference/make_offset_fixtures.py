@@ -19,8 +19,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_tokenizer_fixtures import SHORT_LENGTHS, texts_and_pairs  # noqa: E402
-from make_subword_fixtures import SUBWORD_CASES  # noqa: E402
+from make_tokenizer_fixtures import SHORT_LENGTHS  # noqa: E402
+from make_subword_fixtures import texts_with_subword_cases  # noqa: E402
 
 MODELS = ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]
 TOKENIZERS = ["roberta", "xlm-roberta", "albert"]
@@ -62,13 +62,7 @@ def main():
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    texts, pairs = texts_and_pairs(args.datasets, repo)
-    seen = {t for _, t in texts}
-    for i, t in enumerate(SUBWORD_CASES):
-        if t not in seen:
-            seen.add(t)
-            texts.append((f"subword:{i}", t))
+    texts, pairs = texts_with_subword_cases(args.datasets)
     dirs = [(m, os.path.join(args.models, m)) for m in MODELS] + \
            [(t, os.path.join(args.tokenizers, t)) for t in TOKENIZERS]
     with open(args.out + ".tmp", "w", encoding="utf-8") as out:

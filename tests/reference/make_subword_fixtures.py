@@ -29,6 +29,18 @@ SUBWORD_CASES = [
 ]
 
 
+def texts_with_subword_cases(datasets):
+    """The shared texts and pairs (make_tokenizer_fixtures.texts_and_pairs) and the SUBWORD_CASES not among them."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    texts, pairs = texts_and_pairs(datasets, repo)
+    seen = {t for _, t in texts}
+    for i, t in enumerate(SUBWORD_CASES):
+        if t not in seen:
+            seen.add(t)
+            texts.append((f"subword:{i}", t))
+    return texts, pairs
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tokenizers", required=True)
@@ -37,13 +49,7 @@ def main():
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    texts, pairs = texts_and_pairs(args.datasets, repo)
-    seen = {t for _, t in texts}
-    for i, t in enumerate(SUBWORD_CASES):
-        if t not in seen:
-            seen.add(t)
-            texts.append((f"subword:{i}", t))
+    texts, pairs = texts_with_subword_cases(args.datasets)
     pairs.append(("hard-pair:subword", SUBWORD_CASES[0], SUBWORD_CASES[3]))
     pairs.append(("hard-pair:subword2", SUBWORD_CASES[11], SUBWORD_CASES[16]))
     counts = {}
