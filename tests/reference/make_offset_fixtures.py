@@ -63,8 +63,9 @@ def main():
     from transformers.utils import logging
     logging.set_verbosity_error()
     texts, pairs = texts_with_subword_cases(args.datasets)
-    dirs = [(m, os.path.join(args.models, m)) for m in MODELS] + \
-           [(t, os.path.join(args.tokenizers, t)) for t in TOKENIZERS]
+    # Absolute: the tests read the fixture from another working directory.
+    dirs = [(m, os.path.abspath(os.path.join(args.models, m))) for m in MODELS] + \
+           [(t, os.path.abspath(os.path.join(args.tokenizers, t))) for t in TOKENIZERS]
     with open(args.out + ".tmp", "w", encoding="utf-8") as out:
         for name, d in dirs:
             if not os.path.isfile(os.path.join(d, "tokenizer.json")):
