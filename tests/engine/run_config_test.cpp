@@ -102,7 +102,7 @@ TEST(RunConfigErrors, SetArgumentIsNamed) {
 }
 
 TEST(RunConfig, DetectorMapsAreParsedDumpedAndPartOfTheIdentity) {
-  auto path = yaml("maps", "detectors:\n  - delimiter\n  - {name: delimiter, as: delimiter_norm, map: norm}\n"
+  auto path = yaml("maps", "dataset:\n  path: x.tsv\ndetectors:\n  - delimiter\n  - {name: delimiter, as: delimiter_norm, map: norm}\n"
                            "output:\n  value_norms: true\n  rollout: true\n");
   ConfigBuilder b;
   b.load_yaml(path);
