@@ -556,6 +556,113 @@ def test_report_norm_and_rollout_maps():
         driver.quit()
 
 
+def conllu_trees(path):
+    """Per sentence of a CoNLL-U file: (head word 0-based or -1, relation) per word; ranges and empty
+    nodes skipped as UD says (independent of attnscan's reader)."""
+    trees, words = [], []
+    for line in open(path, encoding="utf-8").read().splitlines() + [""]:
+        if not line.strip():
+            if words:
+                trees.append(words)
+            words = []
+            continue
+        if line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        if "-" in cols[0] or "." in cols[0]:
+            continue
+        words.append((int(cols[6]) - 1, cols[7]))
+    return trees
+
+
+def test_report_syntax_heads():
+    """A dependency run on CoNLL-U trees: the report's syntax-heads table equals `attnscan heads
+    --relations`, each row's examples are those where its head finds the most gold words (h5py), the
+    head view of a row shows that head with the relation's gold arcs (from the CoNLL-U file, dashed),
+    and the detector's 114 outputs get no pattern sections of their own."""
+    model_dir()
+    conllu = os.path.join(ROOT, "data", "sample_trees.conllu")
+    h5, html = out("trees.h5"), out("trees.html")
+    run("run", "-o", h5, "--no-progress", "--set", "dataset.format=conllu", "--set", "dataset.path=" + conllu,
+        "--set", "detectors=dependency,next_token", "--set", "output.layers=0-3")
+    run("report", h5, "-o", html, "--min-words", "2", "--examples", "2")
+    page = open(html, encoding="utf-8").read()
+    data = json.loads(re.search(r'id="attnscan-data">(.*?)</script>', page, re.S).group(1))
+    table = json.loads(run("heads", h5, "--relations", "--min-words", "2", "--format", "json").stdout)["relations"]
+    keys = ("relation", "direction", "words", "layer", "head", "best_offset")
+    rows = data["syntax"]["rows"]
+    assert [tuple(r[k] for k in keys) for r in rows] == [tuple(r[k] for k in keys) for r in table], (rows, table)
+    assert all(abs(r["accuracy"] - t["accuracy"]) < 1e-12 and abs(r["baseline"] - t["offset_baseline"]) < 1e-12
+               for r, t in zip(rows, table))
+    assert [o["key"] for o in data["outputs"]] == ["next_token/next_token"], [o["key"] for o in data["outputs"]]
+    trees = conllu_trees(conllu)
+    with h5py.File(h5, "r") as f:
+        stored_layers = list(f["attention"].attrs["layers"])
+        word_index = f["tokens/word_index"][...]
+        offsets, ntok = f["examples/token_offset"][...], f["examples/n_tokens"][...]
+        expected_arcs = {}
+        for r in rows:
+            col = f[f"scores/dependency/{r['relation']}.{r['direction']}"]
+            correct = np.rint(col["values"][:, r["layer"], r["head"]] * col["baseline"][...])
+            has = f["examples/attention_offset"][...] >= 0
+            ranked = sorted((i for i in range(len(correct)) if has[i] and correct[i] > 0), key=lambda i: -correct[i])
+            want = [int(correct[i]) for i in ranked[:2]] if r["layer"] in stored_layers else []
+            assert [e["correct"] for e in r["examples"]] == want, (r, want)
+            for e in r["examples"]:
+                i = e["position"]
+                w = word_index[offsets[i]:offsets[i] + ntok[i]]
+                pieces = lambda word: [t for t in range(len(w)) if w[t] == word]  # noqa: E731
+                arcs = set()
+                for d, (head, rel) in enumerate(trees[i]):
+                    if rel.split(":")[0] != r["relation"] or head < 0 or not pieces(d) or not pieces(head):
+                        continue
+                    a, b = (pieces(d), pieces(head)) if r["direction"] == "dep_to_head" else (pieces(head), pieces(d))
+                    arcs |= {(q, k) for q in a for k in b}
+                expected_arcs[(r["relation"], r["direction"], i)] = arcs
+    assert any(r["examples"] for r in rows) and any(not r["examples"] for r in rows), "want rows with and without views"
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        assert not [s for s in driver.find_elements("css selector", "section.pattern")
+                    if s.get_attribute("data-key").startswith("dependency/")]
+        section = driver.find_element("id", "syntax-heads")
+        shown = driver.find_elements("css selector", "#syntax-heads tr.syntax-row")
+        assert len(shown) == len(rows)
+        checked = 0
+        for k, r in enumerate(rows):
+            tr = shown[k]
+            cells = [td.text for td in tr.find_elements("css selector", "td")]
+            assert cells[:4] == [r["relation"], r["direction"], str(r["words"]), f"{r['layer']}-{r['head']}"], cells
+            if not r["examples"] or checked >= 4:
+                continue
+            tr.click()
+            assert "selected" in tr.get_attribute("class")
+            figs = section.find_elements("css selector", ".syntax-examples .figure.headview")
+            assert len(figs) == len(r["examples"])
+            for fig, e in zip(figs, r["examples"]):
+                assert (fig.get_attribute("data-layer"), fig.get_attribute("data-heads")) == (str(r["layer"]), str(r["head"]))
+                got = driver.execute_script("return Array.from(arguments[0].querySelectorAll('line.gold-arc'))"
+                                            ".map((e) => [+e.dataset.q, +e.dataset.k]);", fig)
+                assert {tuple(x) for x in got} == expected_arcs[(r["relation"], r["direction"], e["position"])], \
+                    (r, e, got)
+                assert {q for q, _, _, _ in lines(fig)} and all(h == r["head"] for _, _, _, h in lines(fig))
+            checked += 1
+        assert checked, "no row with examples was clicked"
+        missing = next(k for k, r in enumerate(rows) if not r["examples"])
+        shown[missing].click()
+        note = section.find_element("css selector", ".syntax-examples .note").text
+        assert "No stored attention of layer" in note or "finds a gold word" in note, note
+        first = next(k for k, r in enumerate(rows) if r["examples"])
+        shown[first].click()
+        driver.execute_script("arguments[0].scrollIntoView()", section)
+        section.screenshot(os.path.join(SHOTS, "syntax-heads.png"))
+        print(f"{len(rows)} relation rows; head views of {checked} rows checked against the CoNLL-U arcs")
+    finally:
+        driver.quit()
+
+
 def test_long_example_stays_usable():
     """A pair of 512 tokens: the head view thresholds its lines, the model view draws canvases."""
     model_dir()

@@ -1,7 +1,6 @@
 #pragma once
-// `attnscan heads FILE --relations`: per dependency relation and direction, the head whose most-attended
-// word is most often the gold one (corpus accuracy over the relation's words), beside Clark et al.'s
-// best fixed-offset baseline stored with the scores (store/offset_baselines.hpp).
+// `attnscan heads FILE --relations`: the table of analysis/relation_heads.hpp (Clark et al.'s syntax
+// heads against the best fixed-offset baseline).
 #include <cstdint>
 #include <ostream>
 #include <string>

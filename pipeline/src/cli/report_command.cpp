@@ -26,6 +26,7 @@ int report_command(const std::vector<std::string>& args) {
       "bins", po::value(&o.bins)->default_value(0), "K equal-width bins for a continuous label")(
       "groups", po::value(&groups), "A,B: the label groups of the difference heatmaps (default: the two largest)")(
       "title", po::value(&title), "page title (default: the file name)")(
+      "min-words", po::value(&o.min_words)->default_value(20), "syntax heads: only relations with at least N words")(
       "compare", po::value(&o.compare), "B.h5: the same examples through another model or configuration; "
                                         "difference heatmaps A - B with significant heads marked");
   std::vector<std::string> files;

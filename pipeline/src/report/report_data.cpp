@@ -8,10 +8,12 @@
 #include "analysis/compare.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
+#include "analysis/relation_heads.hpp"
 #include "attnscan/error.hpp"
 #include "attnscan/tokenizer.hpp"
 #include "plugins/attention_maps.hpp"
 #include "report/palette.hpp"
+#include "store/offset_baselines.hpp"
 
 namespace attnscan::report {
 
@@ -83,10 +85,20 @@ std::string encode_rollout(const ResultFile& file, const ExampleView& e) {
   return encode_attention(file.reader().file().read_rows(kRollout, static_cast<std::size_t>(start), static_cast<std::size_t>(start + count)));
 }
 
+// The gold tree of an example of a file with trees: per token, its word in the sentence, the word of
+// its head (-1 root, -2 template specials) and the relation, as tokens/* stores them.
+json example_tree(const ResultFile& file, const ExampleView& e) {
+  const auto& f = file.reader().file();
+  const auto t = static_cast<std::size_t>(f.read<int64_t>("examples/token_offset", e.position, e.position + 1).at(0));
+  const std::size_t n = e.tokens.size();
+  return {{"word_index", f.read<int32_t>("tokens/word_index", t, t + n)}, {"head", f.read<int32_t>(kDepHead, t, t + n)},
+          {"relation", f.read_strings(kDepRelation, t, t + n)}};
+}
+
 json example_json(const ResultFile& file, const ExampleView& e) {
   const auto& p = file.params();
   const bool attention = !e.attention.empty();
-  return {{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
+  return {{"tree", p.trees ? example_tree(file, e) : json(nullptr)},{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
           {"label", e.label},       {"tokens", e.tokens}, {"readable", readable_tokens(file, e.tokens)},
           {"segment", e.segment},   {"special", e.special},
           {"attention", attention ? json(encode_attention(e.attention)) : json(nullptr)},
@@ -152,6 +164,27 @@ json similarity_points(const ResultFile& file) {
           {"mds_method", f.attr_string("/analysis/head_similarity", "mds_method")}};
 }
 
+// Clark et al.'s syntax heads (analysis/relation_heads.hpp) with their best examples, which join
+// the page's examples; null for files without dependency scores.
+json syntax_heads(const ResultFile& file, const ReportOptions& o, std::map<std::size_t, json>& shown) {
+  const auto& scores = file.params().scores;
+  if (!file.params().trees || std::none_of(scores.begin(), scores.end(), is_dependency_output)) return nullptr;
+  json rows = json::array();
+  for (const auto& r : analysis::relation_heads(file, o.min_words, o.examples)) {
+    json ex = json::array();
+    for (const auto& [correct, pos] : r.examples) {
+      if (!shown.count(pos)) shown[pos] = example_json(file, file.example(pos));
+      ex.push_back({{"position", pos}, {"correct", correct}});
+    }
+    auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    rows.push_back({{"detector", r.detector}, {"relation", r.relation}, {"direction", r.direction}, {"words", r.words},
+                    {"layer", r.layer}, {"head", r.head}, {"accuracy", number(r.accuracy)}, {"best_offset", r.best_offset},
+                    {"baseline", number(r.baseline)}, {"examples", ex}});
+  }
+  const auto outputs = std::count_if(scores.begin(), scores.end(), is_dependency_output);
+  return {{"min_words", o.min_words}, {"outputs", outputs}, {"rows", rows}};
+}
+
 }  // namespace
 
 std::string encode_attention(const std::vector<float>& attention) {
@@ -210,8 +243,10 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
   data["similarity"] = similarity_points(file);
 
   std::map<std::size_t, json> shown;  // examples on the page, by position
+  data["syntax"] = syntax_heads(file, o, shown);
   json outputs = json::array();
   for (const auto& so : p.scores) {
+    if (!data["syntax"].is_null() && is_dependency_output(so)) continue;  // its own section, one row per output
     const HeadStats all = file.stats(so);
     const auto order = rank_heads(all.mean);
     std::vector<std::size_t> top(order.begin(), order.begin() + static_cast<long>(std::min(o.top, order.size())));

@@ -21,6 +21,7 @@ struct ReportOptions {
   int bins = 0;              // bins for a continuous label (without: no label sections, and a note)
   std::vector<std::string> groups;  // the two label groups of the difference heatmap (default: the two largest)
   std::filesystem::path compare;    // a second result file on the same examples: difference heatmaps A - B
+  int64_t min_words = 20;           // syntax heads: relations with at least this many words
 };
 
 nlohmann::json report_data(const ResultFile& file, const ReportOptions& options);

@@ -292,6 +292,7 @@
     const svg = el("svg:svg", { width, height, "font-family": "monospace", "font-size": 12, class: "headview-svg" }, scroll);
     const caption = el("svg:text", { x: 4, y: 12, "font-family": "sans-serif", fill: "#444" }, svg, "");
     const linesG = el("svg:g", { class: "lines" }, svg);
+    const arcsG = el("svg:g", { class: "gold-arcs" }, svg);  // the syntax section's gold arcs, dashed
     const xl = 6 + colW, xr = xl + gap;
     const leftTokens = [], rightTokens = [];
     shown.forEach((t, i) => {
@@ -305,6 +306,9 @@
       if (t !== ex.tokens[i]) [a, b].forEach((e) => el("svg:title", {}, e, "vocabulary token " + JSON.stringify(ex.tokens[i])));
       leftTokens.push(a); rightTokens.push(b);
     });
+    (initial.arcs || []).forEach(([from, to]) => from.forEach((q) => to.forEach((k) =>
+      el("svg:line", { class: "gold-arc", x1: xl, y1: 24 + q * rowH, x2: xr, y2: 24 + k * rowH, stroke: "#000",
+        "stroke-width": 1.5, "stroke-dasharray": "5 3", "data-q": q, "data-k": k }, arcsG))));
     function selectedToken() { return state.hover !== null ? state.hover : state.pinned; }
     function draw() {
       while (linesG.firstChild) linesG.removeChild(linesG.firstChild);
@@ -462,6 +466,7 @@
   // The sentence pair; a long one folds to its first 200 characters (click to read it all).
   function pairText(parent, ex) {
     for (const [tag, text] of [["A", ex.sentence_a], ["B", ex.sentence_b]]) {
+      if (tag === "B" && text === "" && !ex.segment.includes(1)) continue;  // a single-sentence example
       const line = el("div", { class: "pair" }, parent);
       el("b", {}, line, tag);
       if (text.length <= 300) { line.appendChild(document.createTextNode(text)); continue; }
@@ -622,12 +627,86 @@
     exportBar(fig, "head-similarity-mds", svgFigure(svg));
   }
 
+  // ---- syntax heads (Clark et al. 2019): the best head per dependency relation and direction ---------
+  // The gold arcs of `relation` in an example, as [attending tokens, attended tokens] of whole words:
+  // dependent -> head for dep_to_head, head -> dependent for head_to_dep (sentences kept apart).
+  function goldArcs(ex, relation, direction) {
+    const t = ex.tree, words = new Map(), arcs = [];
+    if (!t) return arcs;
+    t.word_index.forEach((w, i) => {
+      if (w < 0) return;
+      const key = `${ex.segment[i]}:${w}`;
+      if (!words.has(key)) words.set(key, []);
+      words.get(key).push(i);
+    });
+    for (const tokens of words.values()) {
+      const i = tokens[0], rel = t.relation[i].split(":")[0];
+      const head = words.get(`${ex.segment[i]}:${t.head[i]}`);
+      if (rel !== relation || t.head[i] < 0 || !head) continue;
+      arcs.push(direction === "head_to_dep" ? [head, tokens] : [tokens, head]);
+    }
+    return arcs;
+  }
+
+  function syntaxSection() {
+    const syn = DATA.syntax;
+    if (!syn) return;
+    const s = section("syntax-heads", "Syntax heads");
+    el("p", {}, s, "Clark et al. (2019): for each dependency relation and direction, the head whose most-attended word " +
+      "(word-level attention: summed over the pieces of the attended word, averaged over the pieces of the attending one) " +
+      "is most often the gold word: the gold head of the relation's dependent (dep_to_head), or the dependent for which " +
+      "the gold head is the word attending most (head_to_dep). Accuracy over every word of the relation in the file, " +
+      "against the best fixed-offset baseline (the gold word always at relative position offset, the best offset of " +
+      `-5..5). Relations with at least ${syn.min_words} words (attnscan report --min-words); the same table: ` +
+      "attnscan heads FILE --relations. Click a row for the head on the examples where it finds most gold words; " +
+      `dashed lines: the gold arcs. The ${syn.outputs} outputs of the dependency detector appear only here; ` +
+      "attnscan plot FILE --detector dependency/RELATION.DIRECTION draws the heatmap of one.");
+    if (!syn.rows.length) { el("div", { class: "note" }, s, `No relation has ${syn.min_words} words in this file; lower --min-words.`); return; }
+    const t = el("table", { class: "syntax-heads" }, el("div", { class: "syntax-table" }, s));
+    const hr = el("tr", {}, t);
+    ["relation", "direction", "words", "layer-head", "accuracy", "offset", "baseline", "difference"].forEach((h) => el("th", {}, hr, h));
+    const panel = el("div", { class: "syntax-examples" }, s);
+    function show(row, tr) {
+      t.querySelectorAll("tr.selected").forEach((r) => r.classList.remove("selected"));
+      tr.classList.add("selected");
+      while (panel.firstChild) panel.removeChild(panel.firstChild);
+      el("h3", {}, panel, `${row.relation} (${row.direction}): head ${row.layer}-${row.head}`);
+      if (!row.examples.length) {
+        el("div", { class: "note" }, panel, DATA.counts.with_attention === 0 || !DATA.stored.layers.includes(row.layer) || !DATA.stored.heads.includes(row.head)
+          ? `No stored attention of layer ${row.layer}, head ${row.head} (output.layers, output.heads, output.attention_every), so there is no view of it.`
+          : "No example with stored attention where this head finds a gold word of the relation.");
+        return;
+      }
+      row.examples.forEach((e) => {
+        const ex = DATA.examples[e.position], arcs = goldArcs(ex, row.relation, row.direction);
+        el("div", { class: "muted" }, panel, `example ${ex.id}: the head finds ${e.correct} of the ${arcs.length} ` +
+          `gold ${row.direction === "head_to_dep" ? "dependents" : "heads"} of ${row.relation}${ex.label ? "; label " + ex.label : ""}`);
+        pairText(panel, ex);
+        headView(panel, ex, { layer: row.layer, heads: [row.head], arcs },
+          `headview-syntax-${safe(row.relation)}-${row.direction}-example-${safe(ex.id)}`);
+      });
+    }
+    syn.rows.forEach((row, i) => {
+      const tr = el("tr", { class: "syntax-row", "data-relation": row.relation, "data-direction": row.direction }, t);
+      const diff = row.accuracy === null || row.baseline === null ? null : row.accuracy - row.baseline;
+      [row.relation, row.direction, row.words, `${row.layer}-${row.head}`, fmt(row.accuracy, 3),
+       (row.best_offset > 0 ? "+" : "") + row.best_offset, fmt(row.baseline, 3), (diff > 0 ? "+" : "") + fmt(diff, 3)]
+        .forEach((v, k) => {
+          const td = el("td", {}, tr, String(v));
+          if (k === 7 && Math.abs(diff) >= 5e-4) td.className = diff > 0 ? "better" : "worse";  // 0.000 stays black
+        });
+      tr.addEventListener("click", () => show(row, tr));
+      if (i === 0) show(row, tr);
+    });
+  }
+
   const nav = document.getElementById("nav");
   overview();
   DATA.outputs.forEach((o, i) => patternSection(o, i));
   labelSection();
   comparisonSection();
   similaritySection();
+  syntaxSection();
   modelSection();
   main.querySelectorAll("section").forEach((s) => { const a = el("a", { href: "#" + s.id }, nav, s.querySelector("h2").textContent.replace("Pattern: ", "")); return a; });
   document.body.dataset.ready = "1";
