@@ -487,8 +487,11 @@ def numpy_rollout(A):
 
 
 def test_value_norms_and_rollout_match_references():
-    """output.value_norms equals ||f_h(x_j)|| from HF's hidden states and weights (numpy, float64) within
-    1e-5 (relative above 1; 1e-4 on special tokens), for MiniLM and all-mpnet-base-v2; output.rollout equals numpy's rollout of the stored fp32
+    """output.value_norms equals ||f_h(x_j)|| from HF's hidden states and weights (float64) within 1e-5
+    (relative above 1), for MiniLM and all-mpnet-base-v2, against HF's fp32 forward and against the exact
+    values (the model run in float64). On all-mpnet-base-v2's special tokens fp32 itself is ~1e-4 from
+    the exact values, HF's forward included: there attnscan must be no further from them than HF's fp32 is
+    (docs/analyses.md). output.rollout equals numpy's rollout of the stored fp32
     attention; detectors with map: norm and map: rollout equal the numpy patterns on those maps; a
     sharded run merges to the same file."""
     need_datasets()
@@ -522,15 +525,22 @@ def test_value_norms_and_rollout_match_references():
             hf = np.load(ref)
             L = f["attention"].attrs["model_layers"]
             worst_norm = worst_special = worst_rollout = worst_score = largest_norm = 0.0
+            exact_content = exact_special = hf_exact_content = hf_exact_special = 0.0
             for i in range(N):
                 t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
                 assert (f["tokens/id"][t:t + n] == hf[f"ids.{i}"]).all(), (model, i, "token ids differ from HF")
                 norms = f["tokens/value_norm"][t:t + n].transpose(1, 2, 0)  # [L, H, n]
-                expected_norms = hf[f"norms.{i}"]
-                error = np.abs(norms - expected_norms) / np.maximum(1.0, expected_norms)
+                expected_norms, exact = hf[f"norms.{i}"], hf[f"exact.{i}"]
                 special = f["tokens/special"][t:t + n].astype(bool)
-                worst_norm = max(worst_norm, float(error[:, :, ~special].max()))
-                worst_special = max(worst_special, float(error[:, :, special].max()))
+
+                def worst(got, want, tokens):  # relative above 1
+                    return float((np.abs(got - want) / np.maximum(1.0, want))[:, :, tokens].max())
+                worst_norm = max(worst_norm, worst(norms, expected_norms, ~special))
+                worst_special = max(worst_special, worst(norms, expected_norms, special))
+                exact_content = max(exact_content, worst(norms, exact, ~special))
+                exact_special = max(exact_special, worst(norms, exact, special))
+                hf_exact_content = max(hf_exact_content, worst(expected_norms, exact, ~special))
+                hf_exact_special = max(hf_exact_special, worst(expected_norms, exact, special))
                 largest_norm = max(largest_norm, float(expected_norms.max()))
                 A = attention(f, i).astype(np.float64)
                 o = L * int((f["examples/n_tokens"][:i].astype(np.int64) ** 2).sum())
@@ -548,12 +558,15 @@ def test_value_norms_and_rollout_match_references():
                         got = f[f"scores/{name}_{mapped}/{output}/values"][i]
                         worst_score = max(worst_score, float(np.nanmax(np.abs(got - expected))))
                     assert f[f"scores/{name}_{mapped}"].attrs["map"] == mapped
-            print(f"{os.path.basename(model)}: {N} pairs: value norms up to {largest_norm:.3g}, "
-                  f"max |value norm - HF| / max(1, HF) {worst_norm:.3g} (special tokens {worst_special:.3g}), "
+            print(f"{os.path.basename(model)}: {N} pairs: value norms up to {largest_norm:.3g}; "
+                  f"max |value norm - HF fp32| / max(1, HF) {worst_norm:.3g} (special tokens {worst_special:.3g}); "
+                  f"against the exact (float64) values: attnscan {exact_content:.3g} (special {exact_special:.3g}), "
+                  f"HF fp32 {hf_exact_content:.3g} (special {hf_exact_special:.3g}); "
                   f"|rollout - numpy| {worst_rollout:.3g}, |mapped scores - numpy| {worst_score:.3g}")
-            # Separators carry the outlier hidden dimensions of MPNet-style models, where two fp32
-            # implementations' hidden states drift apart most (docs/analyses.md); attention still agrees.
-            assert worst_norm <= 1e-5 and worst_special <= 1e-4, (model, worst_norm, worst_special)
+            assert worst_norm <= 1e-5 and exact_content <= 1e-5, (model, worst_norm, exact_content)
+            # Special tokens: 1e-5, or where fp32 itself cannot reach it (HF's own fp32 forward is further
+            # from the exact values), no further from them than HF's fp32 forward.
+            assert exact_special <= max(1e-5, 1.25 * hf_exact_special), (model, exact_special, hf_exact_special)
             assert worst_rollout <= 1e-6 and worst_score <= 1e-5, (model, worst_rollout, worst_score)
 
 
