@@ -3,7 +3,7 @@
 
   /usr/bin/python3 bench/compare_bench.py [--model DIR] [--dataset FILE] [--header|--no-header]
       [--col-a 1] [--col-b 2] [--rows 1500] [-n 3] [--out-dir DIR] [--build build]
-      [--ref-binary OTHER_ATTNSCAN] [--no-baseline]
+      [--ref-binary OTHER_ATTNSCAN] [--no-baseline] [--bf16]
 
 Each repetition runs, one after the other (alternating, so that drift of a shared machine hits all):
   attnscan       `attnscan run`, all seven detectors, fp16 attention of every pair stored uncompressed
@@ -11,6 +11,8 @@ Each repetition runs, one after the other (alternating, so that drift of a share
                  32, attention cropped to each pair and written with h5py as fp16, four seed metrics
   scores-only    `attnscan run` as above with `--set output.attention_every=0`
   ref, ref-scores  the same two runs with --ref-binary (e.g. main's attnscan), when given
+  bf16           with --bf16: the attnscan run with `--set engine.precision=bf16` (CPUs with native bf16;
+                 its FLOP rate is still read against the fp32 peak)
 
 and prints the median over -n repetitions of wall time, CPU time (user + sys of the child and of the
 children it waited for, from os.wait4) and peak RSS (ru_maxrss: the largest single process of the
@@ -101,6 +103,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ref-binary", default=None, help="another attnscan to run alternately (e.g. main's)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the HF baseline")
+    ap.add_argument("--bf16", action="store_true", help="also run attnscan with engine.precision=bf16")
     ap.add_argument("--venv-python", default=VENV_PYTHON)
     a = ap.parse_args()
     binary = os.path.join(a.build, "pipeline", "attnscan")
@@ -123,10 +126,12 @@ def main():
                 f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
     # max_rows counts the header-less data rows in attnscan; the baseline counts pairs the same way.
 
-    def attnscan_run(bin_path, out, scores_only):
+    def attnscan_run(bin_path, out, scores_only, *sets):
         args = [bin_path, "run", "-c", config, "-o", out, "--overwrite", "--no-progress"]
         if scores_only:
             args += ["--set", "output.attention_every=0"]
+        for s in sets:
+            args += ["--set", s]
         return args
 
     h5 = lambda name: os.path.join(out_dir, name + ".h5")
@@ -140,6 +145,9 @@ def main():
         runs["ref"] = lambda: attnscan_run(os.path.abspath(a.ref_binary), h5("ref"), False)
         runs["ref-scores"] = lambda: attnscan_run(os.path.abspath(a.ref_binary), h5("ref-scores"), True)
 
+    if a.bf16:
+        runs["bf16"] = lambda: attnscan_run(binary, h5("bf16"), False, "engine.precision=bf16")
+
     results = {k: [] for k in runs}
     tokens = {}
     for rep in range(a.n):
@@ -151,7 +159,7 @@ def main():
                   f"  (load average before: {load})", flush=True)
             if rep == 0:
                 tokens[name] = n_tokens_of(h5(name))
-            if name in ("attnscan", "baseline", "ref"):  # the big files: keep the disk free
+            if name in ("attnscan", "baseline", "ref", "bf16"):  # the big files: keep the disk free
                 os.remove(h5(name))
     peak1, line1 = gemm_peak(a.build)
     print(line1 + f"  (after; load average {loadavg()})")
