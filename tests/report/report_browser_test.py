@@ -21,6 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 from harness import Skip, fine_tuned_copy, model_dir  # noqa: E402
 from harness import main as harness_main  # noqa: E402
+from conllu_reference import read_conllu  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = SHOTS = WORK = None
@@ -556,25 +557,6 @@ def test_report_norm_and_rollout_maps():
         driver.quit()
 
 
-def conllu_trees(path):
-    """Per sentence of a CoNLL-U file: (head word 0-based or -1, relation) per word; ranges and empty
-    nodes skipped as UD says (independent of attnscan's reader)."""
-    trees, words = [], []
-    for line in open(path, encoding="utf-8").read().splitlines() + [""]:
-        if not line.strip():
-            if words:
-                trees.append(words)
-            words = []
-            continue
-        if line.startswith("#"):
-            continue
-        cols = line.split("\t")
-        if "-" in cols[0] or "." in cols[0]:
-            continue
-        words.append((int(cols[6]) - 1, cols[7]))
-    return trees
-
-
 def test_report_syntax_heads():
     """A dependency run on CoNLL-U trees: the report's syntax-heads table equals `attnscan heads
     --relations`, each row's examples are those where its head finds the most gold words (h5py), the
@@ -595,7 +577,7 @@ def test_report_syntax_heads():
     assert all(abs(r["accuracy"] - t["accuracy"]) < 1e-12 and abs(r["baseline"] - t["offset_baseline"]) < 1e-12
                for r, t in zip(rows, table))
     assert [o["key"] for o in data["outputs"]] == ["next_token/next_token"], [o["key"] for o in data["outputs"]]
-    trees = conllu_trees(conllu)
+    trees = [sentences[0] for sentences in read_conllu(conllu)]  # single sentences: (form, head0, relation)
     with h5py.File(h5, "r") as f:
         stored_layers = list(f["attention"].attrs["layers"])
         word_index = f["tokens/word_index"][...]
@@ -613,7 +595,7 @@ def test_report_syntax_heads():
                 w = word_index[offsets[i]:offsets[i] + ntok[i]]
                 pieces = lambda word: [t for t in range(len(w)) if w[t] == word]  # noqa: E731
                 arcs = set()
-                for d, (head, rel) in enumerate(trees[i]):
+                for d, (_, head, rel) in enumerate(trees[i]):
                     if rel.split(":")[0] != r["relation"] or head < 0 or not pieces(d) or not pieces(head):
                         continue
                     a, b = (pieces(d), pieces(head)) if r["direction"] == "dep_to_head" else (pieces(head), pieces(d))

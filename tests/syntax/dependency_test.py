@@ -29,6 +29,9 @@ import time
 import h5py
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from conllu_reference import read_conllu  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CACHE = pathlib.Path(os.environ.get("ATTNSCAN_CACHE", pathlib.Path.home() / ".cache/attnscan"))
 VENV_PY = CACHE / "tools-venv/bin/python"
@@ -41,26 +44,6 @@ OFFSETS = range(-5, 6)
 def skip(why):
     print("SKIP:", why)
     sys.exit(77)
-
-
-def read_conllu(path, pairing="single"):
-    """Independent reader: list of examples, each a list of sentences of (form, head0, relation)."""
-    sentences, cur = [], []
-    for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines() + [""]:
-        if not line.strip():
-            if cur:
-                sentences.append(cur)
-                cur = []
-            continue
-        if line.startswith("#"):
-            continue
-        f = line.split("\t")
-        if "-" in f[0] or "." in f[0]:
-            continue
-        cur.append((f[1], int(f[6]) - 1, f[7]))
-    if pairing == "single":
-        return [[s] for s in sentences]
-    return [[sentences[i], sentences[i + 1]] for i in range(0, len(sentences), 2)]
 
 
 def relation_name(rel):
