@@ -24,10 +24,13 @@ using nlohmann::json;
 
 namespace {
 
-// NaN becomes null in JSON; keep floats as they are in the file.
+// NaN becomes null in JSON.
+json number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+// The same for every value; floats kept as they are in the file.
 json numbers(const std::vector<float>& v) {
   json a = json::array();
-  for (float x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+  for (float x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));  // a float stays a float
   return a;
 }
 
@@ -98,13 +101,14 @@ json example_tree(const ResultFile& file, const ExampleView& e) {
 json example_json(const ResultFile& file, const ExampleView& e) {
   const auto& p = file.params();
   const bool attention = !e.attention.empty();
-  return {{"tree", p.trees ? example_tree(file, e) : json(nullptr)},{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
+  return {{"position", e.position}, {"id", e.id},         {"sentence_a", e.sentence_a}, {"sentence_b", e.sentence_b},
           {"label", e.label},       {"tokens", e.tokens}, {"readable", readable_tokens(file, e.tokens)},
           {"segment", e.segment},   {"special", e.special},
           {"attention", attention ? json(encode_attention(e.attention)) : json(nullptr)},
           // Precomputed here from full-precision weights (docs/report.md says why).
           {"norm_weighted", attention && p.value_norms ? json(encode_norm_weighted(file, e)) : json(nullptr)},
           {"rollout", p.rollout ? json(encode_rollout(file, e)) : json(nullptr)},
+          {"tree", p.trees ? example_tree(file, e) : json(nullptr)},
           {"layers", p.layers}, {"heads", p.heads}};
 }
 
@@ -141,7 +145,6 @@ json significance(const analysis::Comparison& c, int64_t layers, int64_t heads) 
       for (const char* f : {"effect", "ci_low", "ci_high", "p", "q"}) out[key][f] = json(std::vector<json>(static_cast<std::size_t>(layers * heads)));
     const std::size_t k = static_cast<std::size_t>(r.layer * heads + r.head);
     if (r.layer >= layers || r.head >= heads) continue;
-    auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
     out[key]["effect"][k] = number(r.test.effect);
     out[key]["ci_low"][k] = number(r.test.ci_low);
     out[key]["ci_high"][k] = number(r.test.ci_high);
@@ -176,7 +179,6 @@ json syntax_heads(const ResultFile& file, const ReportOptions& o, std::map<std::
       if (!shown.count(pos)) shown[pos] = example_json(file, file.example(pos));
       ex.push_back({{"position", pos}, {"correct", correct}});
     }
-    auto number = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
     rows.push_back({{"detector", r.detector}, {"relation", r.relation}, {"direction", r.direction}, {"words", r.words},
                     {"layer", r.layer}, {"head", r.head}, {"accuracy", number(r.accuracy)}, {"best_offset", r.best_offset},
                     {"baseline", number(r.baseline)}, {"examples", ex}});
