@@ -520,6 +520,15 @@ def test_report_norm_and_rollout_maps():
         model = driver.find_element("css selector", "#model-view .figure.modelview")
         assert len(model.find_elements("css selector", "canvas.rollout-map")) == L
         assert len(model.find_elements("css selector", "canvas.head-map")) == L * H
+        # The legend's scale: white at 0, the palette's last colour at each map's strongest value.
+        legend = model.find_element("css selector", ".map-legend")
+        assert "0 to the map's strongest value" in legend.text, legend.text
+        darkest = driver.execute_script(
+            "const c = arguments[0].querySelector('canvas.head-map'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            "let best = [255, 255, 255]; for (let i = 0; i < d.length; i += 4) if (d[i] + d[i + 1] + d[i + 2] < best[0] + best[1] + best[2]) best = [d[i], d[i + 1], d[i + 2]];"
+            "return best;", model)
+        end = driver.execute_script("return JSON.parse(document.getElementById('attnscan-data').textContent).palette.diverging.slice(-1)[0];")
+        assert darkest == [int(end[i:i + 2], 16) for i in (1, 3, 5)], (darkest, end)
         pixels = "return Array.from(arguments[0].querySelectorAll('canvas.head-map')).map((c) => c.toDataURL());"
         before = driver.execute_script(pixels, model)
         model.find_element("css selector", "input.map[value='norm']").click()

@@ -382,6 +382,18 @@
       }
     g.putImageData(img, 0, 0);
   }
+  // The colour scale of the model view's maps (paintMap): white at 0, the darkest colour at each map's
+  // own strongest value, square root between; the same for weights, norm-weighted maps and rollout.
+  function mapLegend(parent) {
+    const box = el("div", { class: "map-legend muted" }, parent);
+    const svg = el("svg:svg", { width: 120, height: 12 }, box);
+    const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
+    for (let i = 0; i < 24; ++i) {
+      const t = Math.sqrt((i + 0.5) / 24), c = rgb.map((v) => Math.round(255 + (v - 255) * t));
+      el("svg:rect", { x: i * 5, y: 0, width: 5, height: 12, fill: `rgb(${c.join(",")})` }, svg);
+    }
+    box.appendChild(document.createTextNode(" 0 to the map's strongest value (each map its own scale; square root, so small values stay visible)"));
+  }
   function modelView(parent, ex, onPick) {
     const fig = el("div", { class: "figure modelview", "data-example": ex.id, "data-map": "weights" }, parent);
     if (!ex.attention) { el("div", { class: "note" }, fig, "No attention stored for this example."); return fig; }
@@ -398,6 +410,7 @@
         r.onchange = () => { current = k; fig.dataset.map = k; paintGrid(); };
       });
     }
+    mapLegend(fig);
     const grid = el("div", { class: "grid" }, fig);
     grid.style.gridTemplateColumns = `repeat(${heads.length + 1}, 78px)`;
     el("div", {}, grid, "");
