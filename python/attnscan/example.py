@@ -104,6 +104,9 @@ class ExampleReader:
         offsets = "char_start" in t and "char_end" in t  # format_version 4 on
         for c in ("char_start", "char_end"):
             tok[c] = np.asarray(t[c][first:last], dtype=np.int64) if offsets else None
+        trees = "dep_head" in t and "dep_relation" in t  # datasets with dependency trees
+        tok["dep_head"] = np.asarray(t["dep_head"][first:last], dtype=np.int64) if trees else None
+        tok["dep_relation"] = strings(t["dep_relation"], first, last) if trees else None
         text, word = strings(t["text"], first, last), strings(t["word"], first, last)
         out = []
         for k in range(end - begin):
@@ -112,7 +115,9 @@ class ExampleReader:
             tokens = make_tokens(text[a:b], tok["id"][a:b], tok["segment"][a:b], tok["word_index"][a:b],
                                  word[a:b], tok["special"][a:b],
                                  None if tok["char_start"] is None else tok["char_start"][a:b],
-                                 None if tok["char_end"] is None else tok["char_end"][a:b])
+                                 None if tok["char_end"] is None else tok["char_end"][a:b],
+                                 None if tok["dep_head"] is None else tok["dep_head"][a:b],
+                                 None if tok["dep_relation"] is None else tok["dep_relation"][a:b])
             fields = {c: (cols[c][k].item() if hasattr(cols[c][k], "item") else cols[c][k])
                       for c in ("index", "row", "id", "sentence_a", "sentence_b", "label", "label_value")}
             fields["has_label"] = bool(cols["has_label"][k])

@@ -25,6 +25,7 @@ from h5_recipes import attention as recipe_attention  # noqa: E402
 from h5_recipes import tokens as recipe_tokens  # noqa: E402
 from harness import Skip, model_dir  # noqa: E402
 from harness import main as harness_main  # noqa: E402
+from conllu_reference import read_conllu  # noqa: E402
 
 BIN = WORK = None
 CACHE = os.environ.get("ATTNSCAN_CACHE") or os.path.join(
@@ -438,6 +439,38 @@ def test_converters_of_subsets_frames_and_similarity():
             raise Skip(f"xarray is absent ({e}); the rest of this test passed")
         assert x.dims == ("example", "layer", "head") and same(x.values, f["scores/delimiter/cls/values"][...])
         assert list(x.coords["id"].values) == list(f["examples/id"].asstr()[...])
+
+
+def test_dependency_trees_equal_conllu():
+    """A run on CoNLL-U trees (single sentences and consecutive pairs): every token's dep_head and
+    dep_relation equal its word's entry in the file (an independent reader) and h5py's columns; specials
+    carry -2 and ""; a file without trees gives None."""
+    model_dir()
+    conllu = os.path.join(ROOT, "data", "sample_trees.conllu")
+    for pairing in ("single", "consecutive"):
+        path = out(f"trees-{pairing}.h5")
+        attnscan_cli("run", "--set", "dataset.format=conllu", "--set", "dataset.path=" + conllu, "--set",
+                     "dataset.pairing=" + pairing, "--set", "detectors=dependency", "-o", path, "--no-progress")
+        examples = read_conllu(conllu, pairing)
+        checked = 0
+        with attnscan.open(path) as r, h5py.File(path, "r") as f:
+            assert len(r) == len(examples), (len(r), len(examples))
+            heads, relations = f["tokens/dep_head"][...], f["tokens/dep_relation"].asstr()[...]
+            for e, sentences in zip(r, examples):
+                first = int(f["examples/token_offset"][e.position])
+                for k, t in enumerate(e.tokens):
+                    if t.role in ("Begin", "Separator"):
+                        assert (t.dep_head, t.dep_relation) == (-2, ""), t
+                    else:
+                        _, head, relation = sentences[t.sentence][t.word_index]
+                        assert (t.dep_head, t.dep_relation) == (head, relation), (e.id, t, head, relation)
+                        checked += 1
+                    assert (t.dep_head, t.dep_relation) == (int(heads[first + k]), relations[first + k]), (e.id, t)
+        assert checked > 20, checked
+    plain = run_file("plain-trees.h5", pairs_file(2), detectors="next_token")
+    with attnscan.open(plain) as r:
+        assert all(t.dep_head is None and t.dep_relation is None for t in r.example(0).tokens)
+    print(f"dep_head and dep_relation of {checked} content tokens equal the CoNLL-U file (single and consecutive)")
 
 
 def test_pip_install_in_a_throwaway_venv():
