@@ -39,8 +39,10 @@ RelationHead best_head(const ResultFile& file, const ScoreOutput& so) {
     if (!f.has_attr(group, attr))
       throw Error(name + ": " + group + " has no attribute " + attr + " (Clark's offset baseline, written when a run on "
                   "a dataset with trees finishes, from tokens/dep_head; rerun or re-merge with this attnscan)");
-  const auto dot = so.output.rfind('.');
-  RelationHead r{so.detector, so.output.substr(0, dot), so.output.substr(dot + 1)};
+  RelationHead r;
+  r.detector = so.detector;
+  r.relation = dependency_relation(so);
+  r.direction = dependency_direction(so);
   r.words = f.attr_int(group, "words");
   r.best_offset = f.attr_int(group, "best_offset");
   r.offset_correct = f.attr_int(group, "offset_correct");

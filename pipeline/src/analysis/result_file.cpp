@@ -90,7 +90,8 @@ ExampleView ResultFile::example(std::size_t i) const {
   v.sentence_a = f.read_strings("examples/sentence_a", i, i + 1).at(0);
   v.sentence_b = f.read_strings("examples/sentence_b", i, i + 1).at(0);
   v.label = f.read_strings("examples/label", i, i + 1).at(0);
-  const auto t = static_cast<uint64_t>(f.read<int64_t>("examples/token_offset", i, i + 1).at(0));
+  v.token_offset = static_cast<std::size_t>(f.read<int64_t>("examples/token_offset", i, i + 1).at(0));
+  const auto t = static_cast<uint64_t>(v.token_offset);
   const auto n = static_cast<uint32_t>(f.read<int64_t>("examples/n_tokens", i, i + 1).at(0));
   v.tokens = f.read_strings("tokens/text", t, t + n);
   v.segment = f.read<uint8_t>("tokens/segment", t, t + n);

@@ -13,7 +13,8 @@ namespace attnscan::analysis {
 
 // One example with its tokens and its stored attention [stored layer][stored head][query][key].
 struct ExampleView {
-  std::size_t position = 0;  // row in examples/*
+  std::size_t position = 0;      // row in examples/*
+  std::size_t token_offset = 0;  // its first row in tokens/*
   std::string id, sentence_a, sentence_b, label;
   std::vector<std::string> tokens;
   std::vector<uint8_t> segment, special;

@@ -65,8 +65,7 @@ std::vector<std::string> readable_tokens(const ResultFile& file, const std::vect
 std::string encode_norm_weighted(const ResultFile& file, const ExampleView& e) {
   const auto& f = file.reader().file();
   const auto& p = file.params();
-  const auto t = static_cast<std::size_t>(f.read<int64_t>("examples/token_offset", e.position, e.position + 1).at(0));
-  const std::size_t n = e.tokens.size();
+  const std::size_t t = e.token_offset, n = e.tokens.size();
   const auto rows = f.read_rows(kValueNorms, t, t + n);  // [n][model layers][model heads]
   std::vector<float> norms;  // [stored layer][stored head][n]
   norms.reserve(p.layers.size() * p.heads.size() * n);
@@ -92,8 +91,7 @@ std::string encode_rollout(const ResultFile& file, const ExampleView& e) {
 // its head (-1 root, -2 template specials) and the relation, as tokens/* stores them.
 json example_tree(const ResultFile& file, const ExampleView& e) {
   const auto& f = file.reader().file();
-  const auto t = static_cast<std::size_t>(f.read<int64_t>("examples/token_offset", e.position, e.position + 1).at(0));
-  const std::size_t n = e.tokens.size();
+  const std::size_t t = e.token_offset, n = e.tokens.size();
   return {{"word_index", f.read<int32_t>("tokens/word_index", t, t + n)}, {"head", f.read<int32_t>(kDepHead, t, t + n)},
           {"relation", f.read_strings(kDepRelation, t, t + n)}};
 }

@@ -67,14 +67,15 @@ std::map<std::string, OffsetCounts> offset_counts(const h5::File& f, std::size_t
 }
 
 bool is_dependency_output(const ScoreOutput& so) { return (so.plugin.empty() ? so.detector : so.plugin) == "dependency"; }
+std::string dependency_relation(const ScoreOutput& so) { return so.output.substr(0, so.output.rfind('.')); }
+std::string dependency_direction(const ScoreOutput& so) { return so.output.substr(so.output.rfind('.') + 1); }
 
 void write_offset_baselines(h5::File& f, const LayoutParams& p) {
   if (!p.trees || std::none_of(p.scores.begin(), p.scores.end(), is_dependency_output)) return;
   const auto counts = offset_counts(f, f.length("examples/index"));
   for (const auto& so : p.scores) {
     if (!is_dependency_output(so)) continue;
-    const std::string relation = so.output.substr(0, so.output.rfind('.'));
-    const auto it = counts.find(relation);
+    const auto it = counts.find(dependency_relation(so));
     const OffsetCounts c = it == counts.end() ? OffsetCounts{} : it->second;
     const std::string group = "/scores/" + so.key();
     f.set_attr(group, "words", c.words);

@@ -28,6 +28,9 @@ std::map<std::string, OffsetCounts> offset_counts(const h5::File& file, std::siz
 
 // An output of the dependency plugin (also under an alias, `as:`).
 bool is_dependency_output(const ScoreOutput& so);
+// The two parts of a dependency output's name "<relation>.<direction>".
+std::string dependency_relation(const ScoreOutput& so);
+std::string dependency_direction(const ScoreOutput& so);
 
 // Attributes words, offset_correct, best_offset and offset_baseline (= offset_correct / words, NaN
 // without words) on each dependency output's group, when the file stores trees.
