@@ -8,10 +8,11 @@
 #include <cstring>
 #include <thread>
 
-#include "attnscan/dataset.hpp"
-#include "attnscan/encoder.hpp"
-#include "attnscan/model_location.hpp"
+#include "dataset/dataset.hpp"
+#include "encoder/encoder.hpp"
+#include "model/model_location.hpp"
 #include "run/batching.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   }
   auto dir = default_model_dir();
   auto model = load_model(dir);
-  auto tok = Tokenizer::from_model_dir(dir, model.config);
+  auto tok = load_tokenizer(dir, model.config);
   std::vector<std::vector<Encoding>> blocks(1);
   auto reader = open_dataset(spec);
   std::size_t pairs = 0;

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/model_location.hpp"
-#include "attnscan/platform.hpp"
+#include "encoder/encoder.hpp"
+#include "model/model_location.hpp"
+#include "encoder/platform.hpp"
 #include "support/model_builder.hpp"
 
 using namespace attnscan;

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscan/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
     model.vocab_size = 1 << 24;
     model.max_position_embeddings = 512;
     const auto file = spec.substr(c2 + 1) == "json" ? TokenizerFile::TokenizerJson : TokenizerFile::Slow;
-    const auto tok = Tokenizer::from_model_dir(spec.substr(eq + 1, c1 - eq - 1), model, file);
+    const auto tok = load_tokenizer(spec.substr(eq + 1, c1 - eq - 1), model, file);
     std::size_t pieces = 0;
     auto best = [&](auto&& body) {  // the fastest of 3 runs
       double b = 1e30;

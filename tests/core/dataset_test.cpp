@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 #include "support/test_paths.hpp"
 
 using namespace attnscan;

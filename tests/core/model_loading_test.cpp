@@ -6,8 +6,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "attnscan/error.hpp"
-#include "attnscan/model_weights.hpp"
+#include "common/error.hpp"
+#include "model/model_weights.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
 

@@ -9,10 +9,11 @@
 #include <iterator>
 #include <random>
 
-#include "attnscan/error.hpp"
-#include "attnscan/tokenizer.hpp"
-#include "engine/sentencepiece_model.hpp"
+#include "common/error.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/files/sentencepiece_model.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 using detail::SentencePieceModel;
@@ -173,7 +174,7 @@ TEST(SentencePieceModel, TokenizerReadsALoneModelFile) {
   c.model_type = "xlm-roberta";
   c.vocab_size = 12;
   c.max_position_embeddings = 514;
-  const auto tok = Tokenizer::from_model_dir(dir, c);
+  const auto tok = load_tokenizer(dir, c);
   EXPECT_EQ(tok.source(), "sentencepiece.bpe.model (Unigram, SentencePiece, XLMRobertaTokenizer, RoBERTa template)");
   const auto e = tok.encode_single("ab a<mask>", 0);
   std::vector<int32_t> want = {0, 7, 8, 11, 2};  // <s> ▁ab ▁a <mask> </s>: fairseq ids (+1), <mask> last

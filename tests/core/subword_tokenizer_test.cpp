@@ -8,10 +8,11 @@
 #include <functional>
 #include <map>
 
-#include "attnscan/error.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "common/error.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 using nlohmann::json;
@@ -79,7 +80,7 @@ TEST_P(SubwordHfParity, SameIdsTokensAndTypesAsHuggingFace) {
                  << " (trained tokenizer missing when it was generated)";
   if (!std::filesystem::exists(trained(p.model)))
     GTEST_SKIP() << "trained tokenizer directory " << trained(p.model) << " missing (tests/reference/train_tokenizers.py)";
-  const auto tok = Tokenizer::from_model_dir(trained(p.model), config_for(model_type_of(p.model)),
+  const auto tok = load_tokenizer(trained(p.model), config_for(model_type_of(p.model)),
                                              p.kind == "fast" ? TokenizerFile::TokenizerJson : TokenizerFile::Slow);
   std::cout << p.model << " " << p.kind << ": " << tok.source() << "\n";
   EXPECT_EQ(tok.kind(), p.model == "roberta" ? SubwordKind::ByteLevelBpe : SubwordKind::Unigram);
@@ -150,7 +151,7 @@ void expect_word_marks(const SentenceTokens& t, const std::string& mark, const s
 }
 
 Tokenizer load(const std::string& name, TokenizerFile file) {
-  return Tokenizer::from_model_dir(trained(name), config_for(name), file);
+  return load_tokenizer(trained(name), config_for(name), file);
 }
 
 #define REQUIRE_TRAINED(name)                                                                                \
@@ -233,17 +234,17 @@ TEST(SubwordTokenizer, ModelDirectoryPicksTheSlowFilesThenTokenizerJson) {
   EXPECT_EQ(load("xlm-roberta", TokenizerFile::Auto).source(),
             "sentencepiece.bpe.model (Unigram, SentencePiece, XLMRobertaTokenizer, RoBERTa template)");
   const auto fast_only = copy_of("albert", {"tokenizer.json", "tokenizer_config.json"}, "albert_fast_only");
-  const auto tok = Tokenizer::from_model_dir(fast_only, config_for("albert"));
+  const auto tok = load_tokenizer(fast_only, config_for("albert"));
   EXPECT_EQ(tok.source(), "tokenizer.json (Unigram, TemplateProcessing)");
   EXPECT_EQ(tok.kind(), SubwordKind::Unigram);
-  EXPECT_THROW(Tokenizer::from_model_dir(fast_only, config_for("albert"), TokenizerFile::Slow), ModelError);
+  EXPECT_THROW(load_tokenizer(fast_only, config_for("albert"), TokenizerFile::Slow), ModelError);
 }
 
 TEST(SubwordTokenizer, MissingAndBrokenFilesAreNamed) {
   REQUIRE_TRAINED("roberta");
   auto message = [](const std::filesystem::path& dir, const std::string& type, TokenizerFile file) -> std::string {
     try {
-      Tokenizer::from_model_dir(dir, config_for(type), file);
+      load_tokenizer(dir, config_for(type), file);
     } catch (const ModelError& e) {
       return e.what();
     }
@@ -289,7 +290,7 @@ TEST(SubwordTokenizer, MissingAndBrokenFilesAreNamed) {
     auto small = config_for("xlm-roberta");
     small.vocab_size = 100;
     try {
-      Tokenizer::from_model_dir(dir, small);
+      load_tokenizer(dir, small);
     } catch (const ModelError& e) {
       return std::string(e.what());
     }

@@ -7,12 +7,13 @@
 #include <map>
 #include <set>
 
-#include "attnscan/error.hpp"
-#include "attnscan/token_offsets.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "common/error.hpp"
+#include "tokenizer/token_offsets.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/test_paths.hpp"
 #include "support/tokenizer_config.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 using nlohmann::json;
@@ -131,7 +132,7 @@ TEST(TokenOffsets, SameOffsetsAsHuggingFaceFastTokenizers) {
       continue;
     }
     for (auto which : {TokenizerFile::TokenizerJson, TokenizerFile::Slow}) {
-      const Tokenizer tok = Tokenizer::from_model_dir(dir, config_of(model, dir), which);
+      const Tokenizer tok = load_tokenizer(dir, config_of(model, dir), which);
       Counts n;
       for (const auto& row : rows) {
         const std::string a = row.at("a").get<std::string>();

@@ -6,12 +6,13 @@
 #include <fstream>
 #include <map>
 
-#include "attnscan/error.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "common/error.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
 #include "support/tokenizer_config.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 using nlohmann::json;
@@ -61,7 +62,7 @@ std::filesystem::path write_dir(const std::string& name, const json* tokenizer_j
 
 Tokenizer from_json(const std::string& name, const json& j) {
   auto dir = write_dir(name, &j);
-  return Tokenizer::from_model_dir(dir, small_config());
+  return load_tokenizer(dir, small_config());
 }
 
 // The ModelError message of loading `j`, or "" when it loads.
@@ -220,25 +221,25 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
 TEST(TokenizerJson, ModelDirectoryChoosesItsFileAndNamesBothWhenNone) {
   auto empty = write_dir("tj_none", nullptr);
   try {
-    Tokenizer::from_model_dir(empty, small_config());
+    load_tokenizer(empty, small_config());
     FAIL() << "no error";
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("vocab.txt"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("tokenizer.json"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(Tokenizer::from_model_dir(empty, small_config(), TokenizerFile::TokenizerJson), ModelError);
+  EXPECT_THROW(load_tokenizer(empty, small_config(), TokenizerFile::TokenizerJson), ModelError);
   auto j = bert_tokenizer_json();
   auto both = write_dir("tj_both", &j);
   {
     std::ofstream v(both / "vocab.txt");
     for (const auto& t : test::test_vocab()) v << t << "\n";
   }
-  EXPECT_EQ(Tokenizer::from_model_dir(both, small_config()).source(), "vocab.txt (WordPiece, BERT template)");
-  EXPECT_EQ(Tokenizer::from_model_dir(both, small_config(), TokenizerFile::TokenizerJson).source(),
+  EXPECT_EQ(load_tokenizer(both, small_config()).source(), "vocab.txt (WordPiece, BERT template)");
+  EXPECT_EQ(load_tokenizer(both, small_config(), TokenizerFile::TokenizerJson).source(),
             "tokenizer.json (WordPiece, BertProcessing)");
   auto small = small_config();
   small.vocab_size = 10;
-  EXPECT_THROW(Tokenizer::from_model_dir(both, small, TokenizerFile::TokenizerJson), ModelError);
+  EXPECT_THROW(load_tokenizer(both, small, TokenizerFile::TokenizerJson), ModelError);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,7 +325,7 @@ TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
   if (it == ref.rows.end())
     GTEST_SKIP() << "no " << p.kind << " reference rows for " << p.model << " in the fixture (regenerate it)";
   const auto config = test::tokenizer_model_config(dir);
-  auto tok = Tokenizer::from_model_dir(dir, config, p.kind == "fast" ? TokenizerFile::TokenizerJson
+  auto tok = load_tokenizer(dir, config, p.kind == "fast" ? TokenizerFile::TokenizerJson
                                                                             : TokenizerFile::VocabTxt);
   std::cout << p.model << ": " << tok.source() << "\n";
   EXPECT_EQ(tok.source().rfind(p.kind == "fast" ? "tokenizer.json" : "vocab.txt", 0), 0u) << tok.source();
@@ -348,7 +349,7 @@ TEST(TokenizerHfParityVariants, NormalizerAndPreTokenizerVariantsMatchHuggingFac
     const std::string name = key.substr(8, key.find('/') - 8);
     auto file = test::fixture_dir() / "tokenizer_variants" / name / "tokenizer.json";
     ASSERT_TRUE(std::filesystem::exists(file)) << file << " missing beside the fixture's rows";
-    auto tok = Tokenizer::from_tokenizer_json(file, config, TokenizerConfig{});
+    auto tok = Tokenizer::from_tokenizer_json(file, tokenizer_facts(config), TokenizerConfig{});
     auto n = compare_with_hf(tok, rows, name);
     EXPECT_EQ(n.failures, 0) << name;
     EXPECT_GE(n.sentences, 100u) << name;
@@ -376,8 +377,8 @@ TEST(TokenizerHfParityMiniLM, VocabTxtAndTokenizerJsonEncodeIdentically) {
   if (!std::filesystem::exists(dir / "vocab.txt") || !std::filesystem::exists(dir / "tokenizer.json"))
     GTEST_SKIP() << "model directory " << dir << " with vocab.txt and tokenizer.json missing";
   const auto config = load_bert_config(dir / "config.json");
-  auto slow = Tokenizer::from_model_dir(dir, config, TokenizerFile::VocabTxt);
-  auto fast = Tokenizer::from_model_dir(dir, config, TokenizerFile::TokenizerJson);
+  auto slow = load_tokenizer(dir, config, TokenizerFile::VocabTxt);
+  auto fast = load_tokenizer(dir, config, TokenizerFile::TokenizerJson);
   std::size_t compared = 0;
   int failures = 0;
   for (const auto& row : ref.rows.at("all-MiniLM-L6-v2/fast")) {

@@ -2,12 +2,13 @@
 // committed hard cases and on every sentence of ../shared/datasets (fixtures generated at set-up).
 #include <gtest/gtest.h>
 
-#include "attnscan/error.hpp"
-#include "attnscan/model_weights.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "common/error.hpp"
+#include "model/model_weights.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 
@@ -67,7 +68,7 @@ Tokenizer roberta_style_tokenizer() {
   cfg.sep_token = "</s>";
   cfg.pad_token = "<pad>";
   cfg.mask_token = "<mask>";
-  return Tokenizer(Vocab(tokens), cfg, "mpnet");
+  return Tokenizer(Vocab(tokens), cfg, TemplateKind::Roberta);
 }
 }  // namespace
 
@@ -191,7 +192,7 @@ TEST(TokenizerParity, SharedDatasetsMatchHuggingFace) {
                  << "by tests/reference/make_fixtures.py during the README test command";
   auto model = test::real_model_dir();
   auto loaded = load_bert_config(model / "config.json");
-  auto tok = Tokenizer::from_model_dir(model, loaded);
+  auto tok = load_tokenizer(model, loaded);
   auto rows = test::read_jsonl(fixture);
   std::size_t sentences = 0, pairs = 0;
   int failures = 0;

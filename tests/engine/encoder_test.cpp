@@ -4,11 +4,12 @@
 
 #include <cmath>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/error.hpp"
-#include "attnscan/platform.hpp"
+#include "encoder/encoder.hpp"
+#include "common/error.hpp"
+#include "encoder/platform.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 
@@ -29,7 +30,7 @@ double max_diff(const EncoderOutput& x, int64_t bx, const EncoderOutput& y, int6
 void check_shape(const test::ModelShape& shape, const test::BuildOptions& build) {
   auto dir = test::build_model(test::scratch_dir("enc_" + shape.name), shape, build);
   auto model = load_model(dir);
-  auto tok = Tokenizer::from_model_dir(dir, model.config);
+  auto tok = load_tokenizer(dir, model.config);
   BertEncoder enc(model, EncoderOptions{});
   Encoding long_pair = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   Encoding short_pair = tok.encode_pair("strawberries", "i sat");
@@ -98,7 +99,7 @@ TEST(EncoderShapes, BertBaseMultilingualCasedInFp16) {
 TEST(Encoder, LastLayerStopsAtItsAttentionWithoutHiddenStates) {
   auto dir = test::build_model(test::scratch_dir("enc_attention_only"), test::tiny_shape());
   auto model = load_model(dir);
-  auto tok = Tokenizer::from_model_dir(dir, model.config);
+  auto tok = load_tokenizer(dir, model.config);
   BertEncoder enc(model, EncoderOptions{});
   Encoding e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e, &e}, tok.pad_id());  // no padding: one batched product
@@ -117,7 +118,7 @@ TEST(Encoder, Bf16StaysCloseToFp32) {
   SKIP_WITHOUT_BF16();
   auto dir = test::build_model(test::scratch_dir("enc_bf16"), test::tiny_shape());
   auto model = load_model(dir);
-  auto tok = Tokenizer::from_model_dir(dir, model.config);
+  auto tok = load_tokenizer(dir, model.config);
   auto e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e}, tok.pad_id());
   EncoderOptions bf16;
@@ -170,7 +171,7 @@ TEST(Encoder, PlatformIsDescribed) {
 TEST(Encoder, ThreadCountChangesAttentionOnlyWithinTolerance) {
   auto dir = test::build_model(test::scratch_dir("enc_threads"), test::minilm_shape());
   auto model = load_model(dir);
-  auto tok = Tokenizer::from_model_dir(dir, model.config);
+  auto tok = load_tokenizer(dir, model.config);
   auto a = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto b = tok.encode_pair("strawberries", "i sat");
   auto batch = TokenBatch::from_encodings({&a, &b}, tok.pad_id());

@@ -11,12 +11,13 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/model_location.hpp"
-#include "attnscan/platform.hpp"
-#include "attnscan/safetensors.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "encoder/encoder.hpp"
+#include "model/model_location.hpp"
+#include "encoder/platform.hpp"
+#include "model/safetensors.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 namespace fs = std::filesystem;
@@ -96,9 +97,9 @@ class FamilyParity : public ::testing::TestWithParam<Family> {
 // HF's slow tokenizer, tokenizer.json as HF's fast one (they differ in places, e.g. ALBERT's).
 TEST_P(FamilyParity, TokenIdsMatchHuggingFace) {
   const Family& f = GetParam();
-  const auto tok = Tokenizer::from_model_dir(model_dir_, model_.config);
+  const auto tok = load_tokenizer(model_dir_, model_.config);
   const bool has_fast = ref_->find("fast_ids.0") != nullptr && fs::exists(model_dir_ / "tokenizer.json");
-  const auto fast = has_fast ? std::optional(Tokenizer::from_model_dir(model_dir_, model_.config,
+  const auto fast = has_fast ? std::optional(load_tokenizer(model_dir_, model_.config,
                                                                                  TokenizerFile::TokenizerJson))
                              : std::nullopt;
   const auto max_length = meta_["max_length"].get<std::size_t>();

@@ -6,10 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/platform.hpp"
-#include "attnscan/safetensors.hpp"
+#include "encoder/encoder.hpp"
+#include "encoder/platform.hpp"
+#include "model/safetensors.hpp"
 #include "support/test_paths.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 
@@ -49,7 +50,7 @@ class Parity : public ::testing::Test {
     for (const auto& p : j["pairs"]) ref.pairs.emplace_back(p["a"].get<std::string>(), p["b"].get<std::string>());
     ref.tensors = std::make_unique<SafetensorsFile>(dir / "attention.safetensors");
     model = std::make_unique<LoadedModel>(load_model(test::real_model_dir()));
-    tok = std::make_unique<Tokenizer>(Tokenizer::from_model_dir(test::real_model_dir(), model->config));
+    tok = std::make_unique<Tokenizer>(load_tokenizer(test::real_model_dir(), model->config));
     for (const auto& [a, b] : ref.pairs) encodings.push_back(tok->encode_pair(a, b, ref.max_length));
   }
 

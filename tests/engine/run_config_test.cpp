@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 #include "support/test_paths.hpp"
 
 using namespace attnscan;

@@ -1,6 +1,6 @@
 // Any bytes as a YAML configuration: loaded and checked, or refused with attnscan's error naming
 // the file (ConfigError or Error), never another exception or a crash.
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 #include "fuzz_input.hpp"
 
 using namespace attnscan;

@@ -1,6 +1,6 @@
 // Any bytes as a dataset file, read as TSV, RFC 4180 CSV and JSONL, both failing on a bad row and
 // skipping it: every outcome is records or attnscan::Error, never a crash or a hang.
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 #include "fuzz_input.hpp"
 
 using namespace attnscan;

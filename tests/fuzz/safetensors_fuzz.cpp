@@ -2,8 +2,8 @@
 // lies inside the file) or throws attnscan::Error.
 #include <cstdlib>
 
-#include "attnscan/error.hpp"
-#include "attnscan/safetensors.hpp"
+#include "common/error.hpp"
+#include "model/safetensors.hpp"
 #include "fuzz_input.hpp"
 
 using namespace attnscan;

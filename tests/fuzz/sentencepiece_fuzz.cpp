@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "attnscan/error.hpp"
-#include "engine/sentencepiece_model.hpp"
+#include "common/error.hpp"
+#include "tokenizer/files/sentencepiece_model.hpp"
 
 using namespace attnscan;
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "attnscan/error.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "common/error.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 using namespace attnscan;
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attnscan/plugin_host.hpp"
+#include "plugin_host/plugin_host.hpp"
 
 using namespace attnscan;
 namespace fs = std::filesystem;

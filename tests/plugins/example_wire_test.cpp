@@ -2,7 +2,7 @@
 // token field, roles, sentences and type ids included, and the attention.
 #include <gtest/gtest.h>
 
-#include "plugins/example_wire.hpp"
+#include "plugin_host/example_wire.hpp"
 
 using namespace attnscan;
 

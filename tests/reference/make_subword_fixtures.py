@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Reference token ids of the BPE and Unigram tokenizers (dev-time tool; reference venv).
+"""Reference token ids of the BPE, Unigram and WordLevel tokenizers (dev-time tool; reference venv).
 
   make_subword_fixtures.py --tokenizers DIR --datasets ../shared/datasets --out FILE.jsonl
 
 For every trained tokenizer directory under --tokenizers (train_tokenizers.py: roberta = byte-level BPE,
-xlm-roberta and albert = SentencePiece Unigram), both the slow tokenizer (RobertaTokenizer over
-vocab.json + merges.txt, XLMRobertaTokenizer / AlbertTokenizer over the SentencePiece model) and the fast
-one (tokenizer.json), over the same sentences, pairs (untruncated and at short max_length, longest_first)
-and hard cases as make_tokenizer_fixtures.py, plus special-token strings of every family written in
-text and cases for the BPE split pattern and SentencePiece's normalisation. Rows as
-make_tokenizer_fixtures.py writes them, with "model" the directory name ("roberta", "xlm-roberta", "albert").
+xlm-roberta and albert = SentencePiece Unigram, wordlevel = WordLevel), the slow tokenizer where there is
+one (RobertaTokenizer over vocab.json + merges.txt, XLMRobertaTokenizer / AlbertTokenizer over the
+SentencePiece model; WordLevel has none) and the fast one (tokenizer.json), over the same sentences, pairs
+(untruncated and at short max_length, longest_first) and hard cases as make_tokenizer_fixtures.py, plus
+special-token strings of every family written in text and cases for the BPE split pattern and
+SentencePiece's normalisation. Rows as make_tokenizer_fixtures.py writes them, with "model" the directory
+name ("roberta", "xlm-roberta", "albert", "wordlevel").
 """
 import argparse
 import os
@@ -18,7 +19,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_tokenizer_fixtures import texts_and_pairs, write_rows  # noqa: E402
 
-TOKENIZERS = ["roberta", "xlm-roberta", "albert"]
+TOKENIZERS = ["roberta", "xlm-roberta", "albert", "wordlevel"]
+KINDS = {"wordlevel": ("fast",)}  # no slow class (PreTrainedTokenizerFast only); the others: ("slow", "fast")
 SUBWORD_CASES = [
     "<s>hello</s> <s> world </s>", "x <mask> y<mask>z  <mask>", "<unk> [UNK] <pad>",
     "a [CLS] b [SEP] c [MASK] d", "[CLS]", " [SEP]", "[MASK]x", "<s>", "</s>", "<mask>",
@@ -59,7 +61,7 @@ def main():
             if not os.path.isdir(d):
                 print(f"{d}: absent, no reference for {name}")
                 continue
-            write_rows(out, name, d, ("slow", "fast"), texts, pairs, counts)
+            write_rows(out, name, d, KINDS.get(name, ("slow", "fast")), texts, pairs, counts)
     os.replace(args.out + ".tmp", args.out)
     for k, n in counts.items():
         print(f"{args.out}: {k}: {n} rows")

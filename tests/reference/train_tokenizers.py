@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""Tokenizers of the BPE and Unigram kinds, trained on the shared datasets (dev-time; reference venv).
+"""Tokenizers of the BPE, Unigram and WordLevel kinds, trained on the shared datasets (dev-time; reference venv).
 
   train_tokenizers.py --datasets ../shared/datasets --out DIR
 
 No RoBERTa, XLM-R or ALBERT checkpoint is reachable here, so their tokenizers are trained the way those
 models' tokenizers were made, on the shared datasets' sentences, and saved as Hugging Face saves them:
 both the slow files and tokenizer.json (the fast tokenizer converted from the slow one by transformers).
+The WordLevel tokenizer has no slow class (nor a checkpoint kind of its own): it is trained with HF
+tokenizers' WordLevelTrainer and saved as transformers' PreTrainedTokenizerFast saves it.
 
   DIR/roberta/      byte-level BPE (HF tokenizers): vocab.json, merges.txt, tokenizer.json, tokenizer_config.json
   DIR/xlm-roberta/  SentencePiece Unigram: sentencepiece.bpe.model (XLMRobertaTokenizer), tokenizer.json
   DIR/albert/       SentencePiece Unigram, lowercased: spiece.model (AlbertTokenizer), tokenizer.json
+  DIR/wordlevel/    WordLevel (whole words, [UNK] for the rest), BERT-like: normalizer Sequence[NFD,
+                    Lowercase, StripAccents], BertPreTokenizer, TemplateProcessing [CLS] $A [SEP] /
+                    [CLS] $A [SEP] $B:1 [SEP]:1; tokenizer.json, tokenizer_config.json
+                    (PreTrainedTokenizerFast), special_tokens_map.json
 
-Deterministic for a given dataset (fixed vocabulary sizes, one thread for SentencePiece).
+Deterministic for a given dataset (fixed vocabulary sizes, one thread for SentencePiece; WordLevelTrainer
+orders words by count, then by the word).
 """
 import argparse
 import os
@@ -82,6 +89,40 @@ def train_albert(sentences, out):
     AlbertTokenizerFast.from_pretrained(out).save_pretrained(out)
 
 
+WORDLEVEL_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4, in this order
+
+
+def train_wordlevel(sentences, out):
+    import json
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+    from tokenizers.trainers import WordLevelTrainer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    tok = Tokenizer(WordLevel(unk_token="[UNK]"))
+    # BERT's normalisation written as a Sequence: NFD changes lengths, so offsets go through the alignments
+    tok.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase(), normalizers.StripAccents()])
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = WordLevelTrainer(vocab_size=VOCAB_SIZE, min_frequency=2, special_tokens=WORDLEVEL_SPECIALS,
+                               show_progress=False)
+    tok.train_from_iterator(sentences, trainer=trainer)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    os.makedirs(out, exist_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                            sep_token="[SEP]", mask_token="[MASK]", model_max_length=512).save_pretrained(out)
+    # what the tests' readers rely on: transformers loads it back (fast only: there is no slow class) and
+    # its length is the vocabulary's, the specials first
+    with open(os.path.join(out, "tokenizer.json"), encoding="utf-8") as f:
+        vocab = json.load(f)["model"]["vocab"]
+    assert [vocab[t] for t in WORDLEVEL_SPECIALS] == list(range(len(WORDLEVEL_SPECIALS))), vocab
+    assert sorted(vocab.values()) == list(range(len(vocab))) and len(vocab) <= VOCAB_SIZE
+    loaded = AutoTokenizer.from_pretrained(out)
+    assert loaded.is_fast and type(loaded) is PreTrainedTokenizerFast, type(loaded)
+    assert len(loaded) == len(vocab), (len(loaded), len(vocab))
+    assert loaded("Hello there", "x")["input_ids"][0] == cls
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--datasets", required=True)
@@ -90,7 +131,8 @@ def main():
     from transformers.utils import logging
     logging.set_verbosity_error()
     sentences = training_sentences(args.datasets)
-    for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert)):
+    for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert),
+                        ("wordlevel", train_wordlevel)):
         train(sentences, os.path.join(args.out, name))
         print(f"{args.out}/{name}: {sorted(os.listdir(os.path.join(args.out, name)))}")
 

@@ -5,6 +5,7 @@
 
 #include "run/example_columns.hpp"
 #include "support/model_builder.hpp"
+#include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
 using sdk::TokenRole;
@@ -21,7 +22,7 @@ Tokenizer roberta_tokenizer() {
   cfg.sep_token = "</s>";
   cfg.pad_token = "<pad>";
   cfg.mask_token = "<mask>";
-  return Tokenizer(Vocab(tokens), cfg, "mpnet");
+  return Tokenizer(Vocab(tokens), cfg, TemplateKind::Roberta);
 }
 
 struct Columns {

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <thread>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "run/memory_limit.hpp"
 
 using namespace attnscan;

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 #include "run/batching.hpp"
 #include "run/run_job.hpp"
 #include "store/merge.hpp"

@@ -11,7 +11,7 @@
 #include <functional>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/attention_checksums.hpp"
 #include "store/crc32c.hpp"
 #include "store/file_check.hpp"

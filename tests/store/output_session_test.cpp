@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/output_session.hpp"
 #include "store/parts_folder.hpp"
 #include "support/test_paths.hpp"

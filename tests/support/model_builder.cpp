@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "attnscan/model_config.hpp"
-#include "attnscan/tensor_names.hpp"
+#include "model/model_config.hpp"
+#include "model/tensor_names.hpp"
 
 namespace attnscan::test {
 

@@ -1,6 +1,6 @@
 #include "test_paths.hpp"
 
-#include "attnscan/model_location.hpp"
+#include "model/model_location.hpp"
 
 namespace attnscan::test {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "attnscan/model_config.hpp"
+#include "model/model_config.hpp"
 
 namespace attnscan::test {
 

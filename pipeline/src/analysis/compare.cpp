@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "analysis/label_groups.hpp"
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan::analysis {
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/offset_baselines.hpp"
 
 namespace attnscan::analysis {

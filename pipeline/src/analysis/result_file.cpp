@@ -4,7 +4,7 @@
 #include <cmath>
 #include <queue>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan::analysis {
 

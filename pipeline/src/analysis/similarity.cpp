@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnscan/error.hpp"
-#include "store/durable.hpp"
+#include "common/error.hpp"
+#include "common/durable.hpp"
 #include "store/output_lock.hpp"
 
 namespace attnscan::analysis {

@@ -7,13 +7,14 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/platform.hpp"
-#include "attnscan/error.hpp"
-#include "attnscan/model_weights.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "encoder/encoder.hpp"
+#include "encoder/platform.hpp"
+#include "common/error.hpp"
+#include "model/model_weights.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "cli/commands.hpp"
-#include "attnscan/model_location.hpp"
+#include "model/model_location.hpp"
+#include "model/model_tokenizer.hpp"
 
 namespace po = boost::program_options;
 
@@ -112,7 +113,7 @@ int attend_command(const std::vector<std::string>& args) {
   const TokenizerFile file = tokenizer_file_named(tokenizer_file);
 
   LoadedModel model = load_model(model_dir);
-  auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, file);
+  auto tokenizer = load_tokenizer(model_dir, model.config, file);
   Encoding enc = vm.count("b") ? tokenizer.encode_pair(a, b, max_length) : tokenizer.encode_single(a, max_length);
   if (layer >= model.config.num_layers || head >= model.config.num_heads)
     throw Error("--layer/--head out of range: the model has " + std::to_string(model.config.num_layers) +

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.hpp"
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
 

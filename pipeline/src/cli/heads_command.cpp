@@ -6,10 +6,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
-#include "cli/relation_heads.hpp"
+#include "cli/heads_relations.hpp"
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "analysis/statistics.hpp"

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attnscan/error.hpp"
-#include "attnscan/platform.hpp"
-#include "attnscan/version.hpp"
+#include "common/error.hpp"
+#include "encoder/platform.hpp"
+#include "common/version.hpp"
 #include "cli/commands.hpp"
 #include "store/h5_file.hpp"
 

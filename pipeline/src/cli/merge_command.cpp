@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/merge.hpp"
 
 namespace po = boost::program_options;

@@ -2,7 +2,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
 #include "report/html_page.hpp"

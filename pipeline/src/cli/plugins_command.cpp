@@ -2,7 +2,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "attnscan/plugin_host.hpp"
+#include "plugin_host/plugin_host.hpp"
 #include "cli/commands.hpp"
 
 namespace po = boost::program_options;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan::cli {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
 #include "report/html_page.hpp"

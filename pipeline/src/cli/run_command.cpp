@@ -6,7 +6,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 #include "cli/commands.hpp"
 #include "run/run_job.hpp"
 

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "analysis/similarity.hpp"
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
 

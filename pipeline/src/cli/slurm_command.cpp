@@ -4,8 +4,8 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "attnscan/error.hpp"
-#include "attnscan/run_config.hpp"
+#include "common/error.hpp"
+#include "config/run_config.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
 #include "cluster/slurm_jobs.hpp"

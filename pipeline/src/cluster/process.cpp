@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 extern char** environ;
 

@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "cluster/process.hpp"
-#include "store/durable.hpp"
+#include "common/durable.hpp"
 #include "store/parts_folder.hpp"
 
 namespace attnscan {

@@ -1,4 +1,4 @@
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 
 #include <yaml-cpp/yaml.h>
 

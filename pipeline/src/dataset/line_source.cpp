@@ -1,6 +1,6 @@
 #include "dataset/line_source.hpp"
 
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 
 namespace attnscan {
 

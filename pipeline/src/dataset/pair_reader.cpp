@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 #include "dataset/readers.hpp"
 
 namespace attnscan {

@@ -2,7 +2,7 @@
 // The reader implementations behind open_dataset(), one file each.
 #include <memory>
 
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 
 namespace attnscan {
 

@@ -2,10 +2,10 @@
 
 #include <fstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "report/markup.hpp"
 #include "report/assets.hpp"
-#include "store/durable.hpp"
+#include "common/durable.hpp"
 
 namespace attnscan::report {
 

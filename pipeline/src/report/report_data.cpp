@@ -9,9 +9,9 @@
 #include "analysis/head_ranking.hpp"
 #include "analysis/label_groups.hpp"
 #include "analysis/relation_heads.hpp"
-#include "attnscan/error.hpp"
-#include "attnscan/tokenizer.hpp"
-#include "plugins/attention_maps.hpp"
+#include "common/error.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "plugin_host/attention_maps.hpp"
 #include "report/palette.hpp"
 #include "store/offset_baselines.hpp"
 

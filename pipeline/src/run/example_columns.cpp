@@ -1,7 +1,7 @@
 #include "run/example_columns.hpp"
 
-#include "attnscan/error.hpp"
-#include "attnscan/token_offsets.hpp"
+#include "common/error.hpp"
+#include "tokenizer/token_offsets.hpp"
 
 #include <immintrin.h>
 

@@ -1,10 +1,10 @@
 #pragma once
 // Turns one processed example (record, encoding, its attention in an encoder output) into layout
 // columns, converting attention to the storage dtype and the stored layer/head subsets.
-#include "attnscan/dataset.hpp"
+#include "dataset/dataset.hpp"
 #include "attnscan/detector.hpp"
-#include "attnscan/encoder.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "encoder/encoder.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "store/layout_file.hpp"
 
 namespace attnscan {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan {
 

@@ -7,7 +7,7 @@
 #include <deque>
 #include <memory>
 
-#include "plugins/attention_maps.hpp"
+#include "plugin_host/attention_maps.hpp"
 #include "run/batching.hpp"
 #include "run/example_columns.hpp"
 

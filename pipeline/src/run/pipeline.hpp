@@ -9,11 +9,11 @@
 #include <functional>
 #include <map>
 
-#include "attnscan/dataset.hpp"
-#include "attnscan/encoder.hpp"
-#include "attnscan/plugin_host.hpp"
-#include "attnscan/tokenizer.hpp"
-#include "plugins/detector_runner.hpp"
+#include "dataset/dataset.hpp"
+#include "encoder/encoder.hpp"
+#include "plugin_host/plugin_host.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "plugin_host/detector_runner.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_session.hpp"
 

@@ -7,19 +7,20 @@
 #include <sstream>
 #include <thread>
 
-#include "attnscan/encoder.hpp"
-#include "attnscan/model_location.hpp"
-#include "attnscan/model_weights.hpp"
-#include "attnscan/platform.hpp"
-#include "attnscan/plugin_host.hpp"
-#include "attnscan/tokenizer.hpp"
+#include "encoder/encoder.hpp"
+#include "model/model_location.hpp"
+#include "model/model_weights.hpp"
+#include "encoder/platform.hpp"
+#include "plugin_host/plugin_host.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "run/memory_limit.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
-#include "run/sha256.hpp"
+#include "common/sha256.hpp"
 #include "store/byte_count.hpp"
 #include "store/h5_file.hpp"
 #include "store/output_session.hpp"
+#include "model/model_tokenizer.hpp"
 
 namespace attnscan {
 
@@ -145,7 +146,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   const LoadedModel model = load_model(model_dir);
-  const auto tokenizer = Tokenizer::from_model_dir(model_dir, model.config, cfg.tokenizer_file);
+  const auto tokenizer = load_tokenizer(model_dir, model.config, cfg.tokenizer_file);
   RootInfo root = describe_run(req, model_dir, model);
   root.identity.config_identity += "model family: " + describe(model.config) + "\n";
   root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";

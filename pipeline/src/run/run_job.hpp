@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "attnscan/run_config.hpp"
+#include "config/run_config.hpp"
 
 namespace attnscan {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/crc32c.hpp"
 
 namespace attnscan {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/attention_checksums.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan::h5 {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscan/storage_options.hpp"
+#include "store/storage_options.hpp"
 
 namespace attnscan {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/half_float.hpp"
 
 namespace attnscan {

@@ -1,5 +1,6 @@
 #pragma once
-// Reading and writing HDF5 layout v1 files (block parts, final outputs and shards share it).
+// Reading and writing the HDF5 layout (format_version kFormatVersion; every older one read): block parts,
+// final outputs and shards share it.
 #include <filesystem>
 #include <memory>
 #include <string_view>

@@ -4,9 +4,9 @@
 #include <map>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/attention_checksums.hpp"
-#include "store/durable.hpp"
+#include "common/durable.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
 #include "store/offset_baselines.hpp"

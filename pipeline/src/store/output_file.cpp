@@ -8,10 +8,10 @@
 #include <memory>
 #include <sstream>
 
-#include "attnscan/error.hpp"
-#include "attnscan/version.hpp"
-#include "store/durable.hpp"
-#include "store/unique_fd.hpp"
+#include "common/error.hpp"
+#include "common/version.hpp"
+#include "common/durable.hpp"
+#include "common/unique_fd.hpp"
 
 namespace attnscan {
 

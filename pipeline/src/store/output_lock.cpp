@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 
 namespace attnscan {
 

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <memory>
 
-#include "attnscan/error.hpp"
+#include "common/error.hpp"
 #include "store/attention_checksums.hpp"
 #include "store/byte_count.hpp"
 #include "store/crc32c.hpp"
-#include "store/durable.hpp"
+#include "common/durable.hpp"
 #include "store/file_check.hpp"
 #include "store/parts_folder.hpp"
 #include "store/offset_baselines.hpp"

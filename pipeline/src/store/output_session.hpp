@@ -17,7 +17,7 @@
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
-#include "store/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace attnscan {
 

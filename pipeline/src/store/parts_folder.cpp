@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "attnscan/error.hpp"
-#include "store/durable.hpp"
+#include "common/error.hpp"
+#include "common/durable.hpp"
 
 namespace attnscan {
 

@@ -1,0 +1,362 @@
+// The one translation unit that runs LibTorch. Linear layers use oneDNN (mkldnn) with weights
+// converted once at load time; everything else follows Hugging Face's eager BertModel operation by
+// operation so attention matches it to float rounding.
+#include "encoder/encoder.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/error.hpp"
+#include "encoder/platform.hpp"
+#include "model/tensor_names.hpp"
+
+namespace attnscan {
+
+void set_compute_threads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (at::get_num_threads() != threads) at::set_num_threads(threads);
+  // OpenBLAS keeps its own thread pool, which LibTorch's setting does not reach; left at its default
+  // (all cores), two streams calling it at once wait for each other.
+  using SetThreads = void (*)(int);
+  static const auto openblas_set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (openblas_set_threads) openblas_set_threads(threads);
+}
+
+TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id) {
+  TokenBatch b;
+  b.batch = static_cast<int64_t>(encodings.size());
+  for (const auto* e : encodings) b.seq_len = std::max<int64_t>(b.seq_len, static_cast<int64_t>(e->size()));
+  b.input_ids.assign(static_cast<std::size_t>(b.batch * b.seq_len), pad_id);
+  b.token_type_ids.assign(b.input_ids.size(), 0);
+  for (std::size_t i = 0; i < encodings.size(); ++i) {
+    const auto& e = *encodings[i];
+    b.lengths.push_back(static_cast<int64_t>(e.size()));
+    for (std::size_t t = 0; t < e.size(); ++t) {
+      b.input_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.ids[t];
+      b.token_type_ids[i * static_cast<std::size_t>(b.seq_len) + t] = e.type_ids[t];
+    }
+  }
+  return b;
+}
+
+namespace {
+
+// Process-wide memory settings for inference, applied once before the first oneDNN use. glibc
+// returns large freed blocks to the OS and page-faults them back on the next batch, which halves
+// oneDNN throughput; keep them in the heap instead.
+void tune_process_memory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // oneDNN caches a primitive (with its buffers) per GEMM shape; with length-bucketed batches every
+    // batch has a new shape and the default cache of 1024 grows memory by hundreds of MB.
+    setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "16", /*overwrite=*/0);
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
+  });
+}
+
+at::Tensor to_tensor(const TensorView& v) {
+  at::ScalarType st = v.dtype == DType::F16 ? at::kHalf : v.dtype == DType::BF16 ? at::kBFloat16 : at::kFloat;
+  // The mapping is read-only; from_blob needs a non-const pointer but the tensor is copied at once.
+  auto view = at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
+  return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+}
+
+struct Linear {
+  at::Tensor weight;    // [out, in]; oneDNN layout when onednn
+  at::Tensor bias;      // [out]
+  bool onednn = false;  // else at::linear: the BLAS on CPU
+  at::ScalarType compute = at::kFloat;
+
+  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32 dense
+    if (!onednn) return at::linear(x, weight, bias);
+    at::Tensor xin = compute == at::kFloat ? x.to_mkldnn() : x.to_mkldnn(compute);
+    return at::mkldnn_linear(xin, weight, bias).to_dense(at::kFloat);
+  }
+};
+
+Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
+  Linear l;
+  l.onednn = opt.device.kind == DeviceSpec::Kind::Cpu && resolve_linear_backend(opt) == LinearBackend::OneDnn;
+  l.compute = opt.precision == Precision::BF16 ? at::kBFloat16 : at::kFloat;
+  if (l.onednn) {
+    l.weight = l.compute == at::kFloat ? w.contiguous().to_mkldnn() : w.contiguous().to_mkldnn(l.compute);
+    l.bias = b.to(l.compute).contiguous();
+  } else {
+    l.weight = w.to(dev, l.compute).contiguous();
+    l.bias = b.to(dev, l.compute);
+  }
+  return l;
+}
+
+struct Layer {
+  Linear qkv, attn_out, inter, out;
+  at::Tensor value_out;  // [heads, head_dim, hidden]: head h's slice of the output projection, transposed
+  at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
+};
+
+// QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs).
+at::Tensor scaled_scores(const at::Tensor& q, const at::Tensor& k, double scale, bool scale_query_first) {
+  if (scale_query_first) return at::matmul(q / scale, k);
+  auto scores = at::matmul(q, k);
+  scores.div_(scale);
+  return scores;
+}
+
+// MPNet's (T5-style) bucket of each relative position k - q, as its reference code computes it.
+at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance) {
+  auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
+  auto n = -(pos.unsqueeze(0) - pos.unsqueeze(1));  // -(memory - context)
+  num_buckets /= 2;
+  auto ret = (n < 0).to(at::kLong) * num_buckets;
+  n = n.abs();
+  const int64_t max_exact = num_buckets / 2;
+  auto large = max_exact + (at::log(n.to(at::kFloat) / static_cast<double>(max_exact)) /
+                            std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)) *
+                            static_cast<double>(num_buckets - max_exact))
+                               .to(at::kLong);
+  large = at::min(large, at::full_like(large, num_buckets - 1));
+  return ret + at::where(n < max_exact, n, large);
+}
+
+// LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
+// and LibTorch's message.
+[[noreturn]] void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
+  std::string message = e.what_without_backtrace();
+  if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
+  throw Error("LibTorch failed " + doing + ": " + message);
+}
+
+}  // namespace
+
+struct BertEncoder::Impl {
+  BertConfig cfg;
+  EncoderOptions opt;
+  at::Device device{at::kCPU};
+  at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
+  std::optional<Linear> embed_project;  // ELECTRA, ALBERT: embedding_size -> hidden_size
+  at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
+  std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
+
+  at::Tensor position_bias(int64_t S) const;
+
+  void load(const LoadedModel& model);
+  EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
+};
+
+BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
+  tune_process_memory();
+  auto& m = *impl_;
+  m.cfg = model.config;
+  m.opt = options;
+  if (options.device.kind == DeviceSpec::Kind::Cuda) {
+    if (!at::hasCUDA())
+      throw Error("device " + options.device.str() + " requested but this LibTorch build has no CUDA support");
+    m.device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(options.device.index));
+  }
+  if (options.device.kind == DeviceSpec::Kind::Cpu) require_precision(options.precision, "precision");
+  if (options.device.kind == DeviceSpec::Kind::Cpu && options.linear == LinearBackend::OpenBlas &&
+      resolve_linear_backend(options) != LinearBackend::OpenBlas)
+    throw Error(options.precision == Precision::BF16
+                    ? "engine.linear openblas computes fp32 only; bf16 linear layers need onednn (or auto)"
+                    : "engine.linear openblas: OpenBLAS is not the BLAS loaded here (" + compute_platform().blas +
+                          "); use auto or onednn");
+  if (options.precision == Precision::BF16 && options.device.kind == DeviceSpec::Kind::Cpu &&
+      !at::globalContext().userEnabledMkldnn())
+    throw Error("precision bf16 needs oneDNN, which is disabled in this LibTorch");
+  try {
+    m.load(model);
+  } catch (const c10::Error& e) {
+    throw_libtorch_error(e, std::string("preparing the weights (") + precision_name(options.precision) + ")");
+  }
+}
+
+void BertEncoder::Impl::load(const LoadedModel& model) {
+  auto& m = *this;
+  const auto& options = opt;
+  set_compute_threads(options.threads);
+  c10::InferenceMode guard;
+  const auto& w = *model.weights;
+  auto dense = [&](const std::string& name) { return to_tensor(w.get(name)).to(m.device); };
+  namespace e = embedding_tensor;
+  namespace l = layer_tensor;
+  m.word = dense(e::kWord);
+  m.position = dense(e::kPosition);
+  if (m.cfg.token_types) m.token_type = dense(e::kTokenType);
+  m.emb_ln_w = dense(e::kLnW);
+  m.emb_ln_b = dense(e::kLnB);
+  if (m.cfg.project_embeddings)
+    m.embed_project = make_linear(to_tensor(w.get(e::kProjectW)), to_tensor(w.get(e::kProjectB)), options, m.device);
+  if (m.cfg.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
+  for (int64_t i = 0; i < m.cfg.stored_layers(); ++i) {
+    auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
+    Layer layer;
+    // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
+    layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
+                            at::cat({get(l::kQueryB), get(l::kKeyB), get(l::kValueB)}, 0), options, m.device);
+    const at::Tensor attn_out_w = get(l::kAttnOutW);  // [hidden out, heads * head_dim in]
+    layer.attn_out = make_linear(attn_out_w, get(l::kAttnOutB), options, m.device);
+    layer.value_out = attn_out_w.view({m.cfg.hidden_size, m.cfg.num_heads, m.cfg.head_dim()}).permute({1, 2, 0}).contiguous().to(m.device);
+    layer.inter = make_linear(get(l::kInterW), get(l::kInterB), options, m.device);
+    layer.out = make_linear(get(l::kOutW), get(l::kOutB), options, m.device);
+    layer.ln1_w = get(l::kAttnLnW).to(m.device);
+    layer.ln1_b = get(l::kAttnLnB).to(m.device);
+    layer.ln2_w = get(l::kOutLnW).to(m.device);
+    layer.ln2_b = get(l::kOutLnB).to(m.device);
+    m.layers.push_back(std::move(layer));
+  }
+}
+
+// [heads, S, S]: the bias added to every layer's scores (MPNet).
+at::Tensor BertEncoder::Impl::position_bias(int64_t S) const {
+  auto buckets = relative_position_bucket(S, cfg.relative_attention_buckets, cfg.relative_attention_max_distance);
+  return at::embedding(relative_bias, buckets.to(relative_bias.device())).permute({2, 0, 1}).contiguous();
+}
+
+BertEncoder::~BertEncoder() = default;
+
+const BertConfig& BertEncoder::config() const { return impl_->cfg; }
+const EncoderOptions& BertEncoder::options() const { return impl_->opt; }
+
+double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) const {
+  const auto& c = impl_->cfg;
+  const double T = static_cast<double>(batch * seq_len), H = static_cast<double>(c.hidden_size);
+  const double I = static_cast<double>(c.intermediate_size), S = static_cast<double>(seq_len);
+  const double qkv = 2.0 * T * 3.0 * H * H, scores = 2.0 * T * S * H;      // QKV; QK^T
+  const double rest = 2.0 * T * (H * H + 2.0 * H * I) + 2.0 * T * S * H;  // attention output, FFN; PV
+  const double layers = static_cast<double>(c.num_layers);
+  // Without hidden states the last layer stops at its attention probabilities (see Impl::forward).
+  return layers * (qkv + scores) + (hidden_states ? layers : layers - 1.0) * rest;
+}
+
+EncoderOutput BertEncoder::forward(const TokenBatch& batch, ForwardOutputs want) const {
+  try {
+    return impl_->forward(batch, want);
+  } catch (const c10::Error& e) {
+    throw_libtorch_error(e, "in the forward pass (batch of " + std::to_string(batch.batch) + " x " +
+                                std::to_string(batch.seq_len) + " tokens, " + precision_name(impl_->opt.precision) +
+                                ")");
+  }
+}
+
+EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
+  const bool want_hidden = want.hidden_states;
+  const auto& m = *this;
+  const auto& c = m.cfg;
+  const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
+  if (B <= 0 || S <= 0) throw Error("forward: empty batch");
+  if (S > c.max_tokens())
+    throw Error("forward: sequence length " + std::to_string(S) + " exceeds the model's maximum " +
+                std::to_string(c.max_tokens()));
+  for (auto id : batch.input_ids)
+    if (id < 0 || id >= c.vocab_size) throw Error("forward: token id " + std::to_string(id) + " outside the vocabulary");
+  for (auto t : batch.token_type_ids)  // families without token type embeddings ignore them, as HF does
+    if (c.token_types && (t < 0 || t >= c.type_vocab_size))
+      throw Error("forward: token type " + std::to_string(t) + " out of range");
+
+  set_compute_threads(m.opt.threads);
+  c10::InferenceMode guard;
+  auto i64 = at::TensorOptions().dtype(at::kLong);
+  auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
+  auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
+
+  const int64_t E = c.embedding_size;
+  // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
+  // tokens, which in a right-padded row are exactly the leading n).
+  auto x = at::index_select(m.word, 0, ids).view({B, S, E}) + m.position.narrow(0, c.position_offset, S).unsqueeze(0);
+  if (c.token_types) x = x + at::index_select(m.token_type, 0, types).view({B, S, E});
+  x = at::layer_norm(x, {E}, m.emb_ln_w, m.emb_ln_b, c.layer_norm_eps).view({B * S, E});
+  if (m.embed_project) x = (*m.embed_project)(x);
+  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(S) : at::Tensor();  // [NH, S, S]
+
+  EncoderOutput out;
+  out.batch = B;
+  out.layers = c.num_layers;
+  out.heads = NH;
+  out.seq_len = S;
+  out.hidden_size = H;
+  out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));
+  auto attn_out = at::from_blob(out.attention.data(), {B, c.num_layers, NH, S, S});
+  at::Tensor hidden_out;
+  if (want_hidden) {
+    out.hidden_states.resize(static_cast<std::size_t>((c.num_layers + 1) * B * S * H));
+    hidden_out = at::from_blob(out.hidden_states.data(), {c.num_layers + 1, B * S, H});
+    hidden_out.select(0, 0).copy_(x);
+  }
+  at::Tensor norms_out;
+  if (want.value_norms) {
+    out.value_norms.assign(static_cast<std::size_t>(B * c.num_layers * NH * S), 0.0f);
+    norms_out = at::from_blob(out.value_norms.data(), {B, c.num_layers, NH, S});
+  }
+  const double scale = std::sqrt(static_cast<double>(D));
+  bool ragged = false;
+  for (auto n : batch.lengths) ragged |= n != S;
+  for (int64_t li = 0; li < c.num_layers; ++li) {
+    const auto& L = m.layers[static_cast<std::size_t>(c.stored_layer(li))];
+    // No attention depends on the last layer's context, output projection, LayerNorms or FFN: without
+    // hidden states the last layer stops once its attention probabilities are stored. Every layer's
+    // attention is computed by the same operations either way, so it is bit-identical.
+    const bool attention_only = !want_hidden && li + 1 == c.num_layers;
+    auto qkv = L.qkv(x).view({B, S, 3, NH, D});
+    auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
+    auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
+    auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
+    if (want.value_norms) {  // ||v_h(x_j) W_O^h||: per head, [B*S, D] x [D, H], then the norm of each row
+      auto f = at::matmul(qkv.select(2, 2).permute({2, 0, 1, 3}).reshape({NH, B * S, D}), L.value_out);
+      auto norms = at::linalg_vector_norm(f, 2, {-1}).view({NH, B, S}).permute({1, 0, 2});
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+        norms_out[b][li].narrow(-1, 0, n).copy_(norms[b].narrow(-1, 0, n));
+      }
+    }
+    at::Tensor ctx;
+    if (!ragged) {
+      auto scores = scaled_scores(q, k, scale, c.scale_query_first);  // no padding in this batch, so no mask
+      if (bias.defined()) scores.add_(bias);
+      auto probs = at::softmax(scores, -1);
+      attn_out.select(1, li).copy_(probs);
+      if (!attention_only) ctx = at::matmul(probs, v);
+    } else {
+      // Each example on its own n x n block: the same operations on the same shapes as the pair
+      // alone, so a pair gets identical numbers in any batch (padding changes BLAS blocking).
+      // Consecutive examples of equal length (length-bucketed batches have runs of them) go through
+      // as one batched product, which multiplies each matrix on its own as the pair alone does.
+      // Padded query rows stay zero; they never reach a real token.
+      if (!attention_only) ctx = at::zeros({B, NH, S, D}, q.options());
+      for (int64_t b = 0, run = 0; b < B; b += run) {
+        const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+        for (run = 1; b + run < B && batch.lengths[static_cast<std::size_t>(b + run)] == n;) ++run;
+        auto scores = scaled_scores(q.narrow(0, b, run).narrow(-2, 0, n), k.narrow(0, b, run).narrow(-1, 0, n), scale,
+                                    c.scale_query_first);
+        if (bias.defined()) scores.add_(bias.narrow(-2, 0, n).narrow(-1, 0, n));
+        auto probs = at::softmax(scores, -1);
+        attn_out.narrow(0, b, run).select(1, li).narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
+        if (!attention_only)
+          ctx.narrow(0, b, run).narrow(-2, 0, n).copy_(at::matmul(probs, v.narrow(0, b, run).narrow(-2, 0, n)));
+      }
+    }
+    if (attention_only) break;
+    ctx = ctx.permute({0, 2, 1, 3}).reshape({B * S, H});
+    x = at::layer_norm(L.attn_out(ctx) + x, {H}, L.ln1_w, L.ln1_b, c.layer_norm_eps);
+    auto inter = L.inter(x);
+    switch (c.activation) {
+      case Activation::GeluErf: inter = at::gelu(inter); break;
+      case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
+      case Activation::Relu: inter = at::relu(inter); break;
+    }
+    x = at::layer_norm(L.out(inter) + x, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+    if (want_hidden) hidden_out.select(0, li + 1).copy_(x);
+  }
+  return out;
+}
+
+}  // namespace attnscan

@@ -1,0 +1,97 @@
+#pragma once
+// BERT encoder (LibTorch inside, not in this header) returning every layer's attention probabilities.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/device.hpp"
+#include "model/model_config.hpp"
+#include "model/model_weights.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace attnscan {
+
+enum class Precision { F32, BF16 };
+Precision parse_precision(const std::string& text);  // "fp32" | "bf16"
+const char* precision_name(Precision p);
+
+// What computes the linear layers on CPU. auto: OpenBLAS for fp32 when it is the loaded BLAS (faster
+// than oneDNN at these shapes with one thread per stream, docs/performance.md), else oneDNN.
+enum class LinearBackend { Auto, OpenBlas, OneDnn };
+LinearBackend parse_linear_backend(const std::string& text);  // "auto" | "openblas" | "onednn"
+const char* linear_backend_name(LinearBackend b);
+
+struct EncoderOptions {
+  Precision precision = Precision::F32;  // bf16: linear layers in bfloat16, the rest in fp32
+  int threads = 0;                       // intra-op threads; 0 = all cores
+  DeviceSpec device;
+  LinearBackend linear = LinearBackend::Auto;
+};
+
+// The backend `options` gets on CPU here: never Auto. OpenBlas only for fp32 with OpenBLAS loaded.
+LinearBackend resolve_linear_backend(const EncoderOptions& options);
+
+// A right-padded batch of encodings: row b holds lengths[b] real tokens then padding.
+struct TokenBatch {
+  int64_t batch = 0, seq_len = 0;
+  std::vector<int64_t> input_ids, token_type_ids;  // [batch * seq_len]
+  std::vector<int64_t> lengths;                    // [batch]
+
+  // Pads to the longest encoding in the batch.
+  static TokenBatch from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id);
+};
+
+// What a forward returns beside every layer's attention.
+struct ForwardOutputs {
+  bool hidden_states = false;
+  bool value_norms = false;
+};
+
+struct EncoderOutput {
+  int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
+  // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
+  // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
+  std::vector<float> attention;
+  // [layer + 1][batch][seq_len][hidden] (embeddings output, then every layer); empty unless requested.
+  std::vector<float> hidden_states;
+  // [batch][layer][head][key]: ||f_h(x_j)||, the norm of token j's value vector transformed by head h
+  // (value projection with its bias, then head h's slice of the output projection; the output bias,
+  // the same for every token, is left out) (Kobayashi et al. 2020). 0 for padding; empty unless requested.
+  std::vector<float> value_norms;
+
+  const float* attention_at(int64_t b, int64_t layer, int64_t head) const {
+    return attention.data() + (((b * layers + layer) * heads + head) * seq_len * seq_len);
+  }
+  const float* value_norms_at(int64_t b, int64_t layer, int64_t head) const {
+    return value_norms.data() + (((b * layers + layer) * heads + head) * seq_len);
+  }
+};
+
+class BertEncoder {
+ public:
+  BertEncoder(const LoadedModel& model, const EncoderOptions& options);
+  ~BertEncoder();
+  BertEncoder(const BertEncoder&) = delete;
+  BertEncoder& operator=(const BertEncoder&) = delete;
+
+  // Thread-safe: concurrent calls on different batches are allowed.
+  EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want = {}) const;
+
+  const BertConfig& config() const;
+  const EncoderOptions& options() const;
+  // Floating-point operations that forward() executes on a padded batch without padding between
+  // examples (multiply-add = 2): the GEMMs (QKV, QK^T, PV, attention output, FFN) of every layer,
+  // except that without hidden states the last layer stops after QK^T (nothing else of it reaches
+  // any attention). Embedding lookups, LayerNorms, softmax and activations are not counted.
+  double flops(int64_t batch, int64_t seq_len, bool hidden_states = false) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Threads LibTorch uses for intra-op work in the calling thread (0 = all cores).
+void set_compute_threads(int threads);
+
+}  // namespace attnscan

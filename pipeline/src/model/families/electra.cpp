@@ -1,0 +1,36 @@
+// ELECTRA: discriminator and generator checkpoints. BERT's encoder; the embeddings may be narrower
+// than the hidden size (embedding_size), with a linear projection (embeddings_project) between.
+#include "model/families/config_fields.hpp"
+#include "model/families/family.hpp"
+
+namespace attnscan {
+
+namespace {
+
+BertConfig read_electra(const nlohmann::json& j, const std::filesystem::path& file) {
+  using namespace config_fields;
+  BertConfig c;
+  read_bert_like(j, file, c);
+  read_bert_embeddings(j, file, c);
+  c.embedding_size = field_or<int64_t>(j, file, "embedding_size", c.hidden_size);
+  if (c.embedding_size <= 0) throw ModelError(file.string() + ": field 'embedding_size' must be positive");
+  c.project_embeddings = c.embedding_size != c.hidden_size;  // ElectraEmbeddings projects only then
+  return c;
+}
+
+}  // namespace
+
+const ModelFamily& electra_family() {
+  static const ModelFamily f{
+      "electra",
+      "ELECTRA (ElectraModel; discriminator and generator checkpoints)",
+      read_electra,
+      {"electra."},
+      {},
+      {"embeddings.position_ids", "embeddings.token_type_ids", "discriminator_predictions.",
+       "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."},
+  };
+  return f;
+}
+
+}  // namespace attnscan

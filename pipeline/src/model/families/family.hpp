@@ -1,0 +1,46 @@
+#pragma once
+// A model family: how its config.json maps to the encoder's configuration, how its checkpoint tensor
+// names map to the canonical (BERT) names of tensor_names.hpp, and what its tokenizer files mean. One
+// file per family in this folder; registry.cpp lists them. The encoder itself has no per-family branches: what differs
+// (token types, position offset, embedding projection, relative position bias, query scaling) is in
+// the BertConfig the family fills.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/model_config.hpp"
+#include "tokenizer/tokenizer_config.hpp"
+
+namespace attnscan {
+
+struct ModelFamily {
+  std::string model_type;   // config.json's model_type
+  std::string description;  // e.g. "DistilBERT (DistilBertModel and its task checkpoints)"
+  BertConfig (*read_config)(const nlohmann::json& config, const std::filesystem::path& file);
+  std::vector<std::string> prefixes;                          // of task checkpoints, e.g. "bert."
+  std::vector<std::pair<std::string, std::string>> renames;  // checkpoint name part -> canonical part
+  std::vector<std::string> unused;  // name prefixes (prefix stripped) of tensors attention does not need
+  // What its tokenizer files mean (model/model_tokenizer.hpp): the slow tokenizer's pair template and
+  // the slow class that reads a SentencePiece *.model.
+  TemplateKind slow_template = TemplateKind::Bert;
+  SentencePieceFlavour sentencepiece = SentencePieceFlavour::None;
+};
+
+// The family of a model_type; throws ModelError naming `config_file` and the supported families.
+const ModelFamily& find_family(const std::string& model_type, const std::filesystem::path& config_file);
+
+// The registered families, in registry order.
+const std::vector<const ModelFamily*>& model_families();
+
+// Each family's definition, in its own file.
+const ModelFamily& bert_family();
+const ModelFamily& roberta_family();
+const ModelFamily& xlm_roberta_family();
+const ModelFamily& albert_family();
+const ModelFamily& distilbert_family();
+const ModelFamily& electra_family();
+const ModelFamily& mpnet_family();
+
+}  // namespace attnscan

@@ -1,0 +1,30 @@
+// The model families attnscan runs: one line each.
+#include "common/error.hpp"
+#include "model/families/family.hpp"
+
+namespace attnscan {
+
+const std::vector<const ModelFamily*>& model_families() {
+  static const std::vector<const ModelFamily*> families = {
+      &bert_family(),
+      &roberta_family(),
+      &xlm_roberta_family(),
+      &distilbert_family(),
+      &electra_family(),
+      &albert_family(),
+      &mpnet_family(),
+  };
+  return families;
+}
+
+const ModelFamily& find_family(const std::string& model_type, const std::filesystem::path& config_file) {
+  std::string supported;
+  for (const auto* f : model_families()) {
+    if (f->model_type == model_type) return *f;
+    supported += (supported.empty() ? "'" : ", '") + f->model_type + "'";
+  }
+  throw ModelError(config_file.string() + ": unsupported architecture model_type '" + model_type +
+                   "' (attnscan supports " + supported + "; docs/models.md says how to add a family)");
+}
+
+}  // namespace attnscan

@@ -1,0 +1,52 @@
+#pragma once
+// Hyper-parameters of a Hugging Face BERT-family checkpoint (config.json, read by its family), validated
+// on load. (The tokenizer's settings: tokenizer/tokenizer_config.hpp.)
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace attnscan {
+
+enum class Activation { GeluErf, GeluTanh, Relu };
+
+struct BertConfig {
+  std::string model_type = "bert";
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t intermediate_size = 0;
+  int64_t max_position_embeddings = 0;
+  int64_t type_vocab_size = 0;
+  double layer_norm_eps = 1e-12;
+  Activation activation = Activation::GeluErf;
+  std::string activation_name = "gelu";
+  // What the family's architecture does, set by its loader (model/families/); the encoder has no
+  // per-family branches.
+  int64_t embedding_size = 0;              // embedding width
+  bool project_embeddings = false;         // a linear layer maps embeddings to hidden_size (ELECTRA when
+                                           // narrower, ALBERT always)
+  bool token_types = true;                 // token type embeddings exist (BERT, ELECTRA; not DistilBERT, MPNet)
+  int64_t position_offset = 0;             // position id of the first token (MPNet, RoBERTa: padding_idx + 1)
+  int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none
+  int64_t relative_attention_max_distance = 128;
+  bool scale_query_first = false;          // DistilBERT: q / sqrt(d) before QK^T (BERT divides the scores)
+  int64_t shared_layer_groups = 0;         // ALBERT: layers share the weights of this many groups; 0: none
+
+  int64_t head_dim() const { return hidden_size / num_heads; }
+  // Layers whose weights the checkpoint stores, and the one layer `layer` computes with (ALBERT's
+  // num_hidden_groups: layer i uses group floor(i * groups / layers)).
+  int64_t stored_layers() const { return shared_layer_groups > 0 ? shared_layer_groups : num_layers; }
+  int64_t stored_layer(int64_t layer) const { return layer * stored_layers() / num_layers; }
+  int64_t max_tokens() const { return max_position_embeddings - position_offset; }  // longest sequence
+};
+
+// Reads and validates DIR/config.json through the family its model_type names. Throws ModelError
+// naming the file and the field (or the supported families).
+BertConfig load_bert_config(const std::filesystem::path& config_json);
+
+// A short human-readable summary, e.g. "bert 6x12 hidden 384".
+std::string describe(const BertConfig& c);
+
+}  // namespace attnscan

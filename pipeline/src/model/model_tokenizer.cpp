@@ -1,0 +1,22 @@
+#include "model/model_tokenizer.hpp"
+
+#include "model/families/family.hpp"
+
+namespace attnscan {
+
+TokenizerFacts tokenizer_facts(const BertConfig& model) {
+  const ModelFamily& family = find_family(model.model_type, "config.json");
+  TokenizerFacts facts;
+  facts.model_type = family.model_type;
+  facts.vocab_size = model.vocab_size;
+  facts.max_tokens = model.max_tokens();
+  facts.slow_template = family.slow_template;
+  facts.sentencepiece = family.sentencepiece;
+  return facts;
+}
+
+Tokenizer load_tokenizer(const std::filesystem::path& dir, const BertConfig& model, TokenizerFile file) {
+  return Tokenizer::from_model_dir(dir, tokenizer_facts(model), file);
+}
+
+}  // namespace attnscan

@@ -1,0 +1,33 @@
+#include "model/tensor_names.hpp"
+
+namespace attnscan {
+
+std::string layer_tensor_name(int64_t layer, const char* suffix) {
+  return "encoder.layer." + std::to_string(layer) + "." + suffix;
+}
+
+std::vector<TensorSpec> required_tensors(const BertConfig& c) {
+  const int64_t H = c.hidden_size, I = c.intermediate_size, E = c.embedding_size > 0 ? c.embedding_size : H;
+  namespace e = embedding_tensor;
+  namespace l = layer_tensor;
+  std::vector<TensorSpec> specs = {{e::kWord, {c.vocab_size, E}}, {e::kPosition, {c.max_position_embeddings, E}}};
+  if (c.token_types) specs.push_back({e::kTokenType, {c.type_vocab_size, E}});
+  specs.push_back({e::kLnW, {E}});
+  specs.push_back({e::kLnB, {E}});
+  if (c.project_embeddings) {
+    specs.push_back({e::kProjectW, {H, E}});
+    specs.push_back({e::kProjectB, {H}});
+  }
+  if (c.relative_attention_buckets > 0) specs.push_back({kRelativeAttentionBias, {c.relative_attention_buckets, c.num_heads}});
+  const std::pair<const char*, std::vector<int64_t>> per_layer[] = {
+      {l::kQueryW, {H, H}},   {l::kQueryB, {H}},   {l::kKeyW, {H, H}},   {l::kKeyB, {H}},
+      {l::kValueW, {H, H}},   {l::kValueB, {H}},   {l::kAttnOutW, {H, H}}, {l::kAttnOutB, {H}},
+      {l::kAttnLnW, {H}},     {l::kAttnLnB, {H}},  {l::kInterW, {I, H}},  {l::kInterB, {I}},
+      {l::kOutW, {H, I}},     {l::kOutB, {H}},     {l::kOutLnW, {H}},     {l::kOutLnB, {H}},
+  };
+  for (int64_t layer = 0; layer < c.stored_layers(); ++layer)
+    for (const auto& [suffix, shape] : per_layer) specs.push_back({layer_tensor_name(layer, suffix), shape});
+  return specs;
+}
+
+}  // namespace attnscan

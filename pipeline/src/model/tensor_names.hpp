@@ -1,0 +1,54 @@
+#pragma once
+// The one table of canonical tensor names (Hugging Face BertModel names without the "bert." prefix;
+// every family's checkpoint names map onto them, model/families/) and the shapes a config requires.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_config.hpp"
+
+namespace attnscan {
+
+struct TensorSpec {
+  std::string name;             // canonical name, e.g. "encoder.layer.3.attention.self.query.weight"
+  std::vector<int64_t> shape;  // required shape for the config
+};
+
+// Every tensor the encoder needs, in a fixed order (embeddings, then stored layer 0..L-1).
+std::vector<TensorSpec> required_tensors(const BertConfig& config);
+
+// Per-layer names, relative to "encoder.layer.{i}.".
+namespace layer_tensor {
+inline constexpr const char* kQueryW = "attention.self.query.weight";
+inline constexpr const char* kQueryB = "attention.self.query.bias";
+inline constexpr const char* kKeyW = "attention.self.key.weight";
+inline constexpr const char* kKeyB = "attention.self.key.bias";
+inline constexpr const char* kValueW = "attention.self.value.weight";
+inline constexpr const char* kValueB = "attention.self.value.bias";
+inline constexpr const char* kAttnOutW = "attention.output.dense.weight";
+inline constexpr const char* kAttnOutB = "attention.output.dense.bias";
+inline constexpr const char* kAttnLnW = "attention.output.LayerNorm.weight";
+inline constexpr const char* kAttnLnB = "attention.output.LayerNorm.bias";
+inline constexpr const char* kInterW = "intermediate.dense.weight";
+inline constexpr const char* kInterB = "intermediate.dense.bias";
+inline constexpr const char* kOutW = "output.dense.weight";
+inline constexpr const char* kOutB = "output.dense.bias";
+inline constexpr const char* kOutLnW = "output.LayerNorm.weight";
+inline constexpr const char* kOutLnB = "output.LayerNorm.bias";
+}  // namespace layer_tensor
+
+namespace embedding_tensor {
+inline constexpr const char* kWord = "embeddings.word_embeddings.weight";
+inline constexpr const char* kPosition = "embeddings.position_embeddings.weight";
+inline constexpr const char* kTokenType = "embeddings.token_type_embeddings.weight";
+inline constexpr const char* kLnW = "embeddings.LayerNorm.weight";
+inline constexpr const char* kLnB = "embeddings.LayerNorm.bias";
+inline constexpr const char* kProjectW = "embeddings_project.weight";  // embedding_size != hidden_size
+inline constexpr const char* kProjectB = "embeddings_project.bias";
+}  // namespace embedding_tensor
+
+inline constexpr const char* kRelativeAttentionBias = "encoder.relative_attention_bias.weight";  // [buckets, heads]
+
+std::string layer_tensor_name(int64_t layer, const char* suffix);
+
+}  // namespace attnscan

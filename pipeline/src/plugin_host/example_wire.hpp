@@ -1,0 +1,24 @@
+#pragma once
+// The examples of a batch laid out in a flat buffer (a detector worker's shared memory): ids, tokens
+// and each example's fp32 attention, 8-byte aligned, so the worker reads the attention in place.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "plugin_host/plugin_host.hpp"
+
+namespace attnscan::worker {
+
+inline std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
+
+// Bytes encode_batch() writes for `batch`.
+std::size_t encoded_size(const std::vector<sdk::Example>& batch);
+// Writes the batch at `data` (encoded_size(batch) bytes).
+void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch);
+// Reads `examples` examples written by encode_batch(), one per vector (scored one at a time); their
+// attention points into `data`, which must outlive them.
+std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::size_t examples);
+// Floats of detector d's result for one example: outputs x L x H scores, then outputs baselines.
+std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e);
+
+}  // namespace attnscan::worker

@@ -1,0 +1,69 @@
+// vocab.txt: the slow WordPiece tokenizer (transformers' BertTokenizer / MPNetTokenizer).
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "tokenizer/files/recipes.hpp"
+#include "tokenizer/files/tokenizer_json.hpp"
+
+namespace attnscan::detail {
+
+namespace {
+
+// The added tokens HF's slow tokenizer splits out of text besides the special tokens of
+// tokenizer_config.json: its added_tokens_decoder, else tokenizer.json's added_tokens.
+std::vector<std::string> slow_added_tokens(const std::filesystem::path& dir, const TokenizerConfigFiles& files) {
+  std::vector<std::string> out;
+  if (files.added_tokens_decoder) {
+    for (const auto& e : *files.added_tokens_decoder) out.push_back(e.content);
+    return out;
+  }
+  if (std::filesystem::exists(dir / "tokenizer.json")) return added_token_contents(dir / "tokenizer.json");
+  return out;
+}
+
+}  // namespace
+
+TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, TemplateKind kind,
+                                    const std::vector<std::string>& extra_specials) {
+  TokenizerParts p;
+  auto need = [&](const std::string& tok) {
+    const int32_t id = vocab.find(tok);
+    if (id < 0) throw ModelError("vocabulary has no special token '" + tok + "'");
+    return id;
+  };
+  p.cls_id = need(config.cls_token);
+  p.sep_id = need(config.sep_token);
+  p.pad_id = need(config.pad_token);
+  need(config.unk_token);
+  std::vector<std::string> candidates = {config.unk_token, config.sep_token, config.pad_token, config.cls_token,
+                                         config.mask_token};
+  candidates.insert(candidates.end(), extra_specials.begin(), extra_specials.end());
+  std::vector<std::string> specials;
+  for (const auto& t : candidates) {  // a special the vocabulary lacks cannot be given an id: not split out
+    if (t.empty() || vocab.find(t) < 0 || std::find(specials.begin(), specials.end(), t) != specials.end()) continue;
+    specials.push_back(t);
+  }
+  const bool roberta = kind == TemplateKind::Roberta;
+  p.pair_template = roberta ? PairTemplate::roberta(config.cls_token, p.cls_id, config.sep_token, p.sep_id)
+                            : PairTemplate::bert(config.cls_token, p.cls_id, config.sep_token, p.sep_id);
+  p.source = std::string("vocab.txt (WordPiece, ") + (roberta ? "RoBERTa" : "BERT") + " template)";
+  p.model = std::make_shared<WordPieceModel>(vocab, config, std::move(specials));
+  p.kind = SubwordKind::WordPiece;
+  p.vocab = std::move(vocab);
+  p.config = std::move(config);
+  return p;
+}
+
+TokenizerParts vocab_txt_recipe(const std::filesystem::path& dir, const TokenizerFacts& facts,
+                                const TokenizerConfigFiles& files) {
+  const auto vocab_txt = dir / "vocab.txt";
+  if (!std::filesystem::exists(vocab_txt)) throw ModelError(vocab_txt.string() + ": missing from the model directory");
+  auto vocab = Vocab::load(vocab_txt);
+  if (static_cast<int64_t>(vocab.size()) > facts.vocab_size)
+    throw ModelError(vocab_txt.string() + ": " + std::to_string(vocab.size()) +
+                     " tokens but config.json says vocab_size " + std::to_string(facts.vocab_size));
+  return wordpiece_slow_parts(std::move(vocab), tokenizer_config(files, facts), facts.slow_template,
+                              slow_added_tokens(dir, files));
+}
+
+}  // namespace attnscan::detail

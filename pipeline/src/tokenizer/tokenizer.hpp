@@ -1,0 +1,189 @@
+#pragma once
+// The tokenizer of a model directory, reproducing Hugging Face token for token. One subword model
+// kind per seam (tokenizer/models/subword_model.hpp), one recipe per file format (tokenizer/files/),
+// the pair template, truncation and the Encoding shared:
+//  - WordPiece (BERT, MPNet, ...):
+//    vocab.txt (+ tokenizer_config.json): the Python "slow" `BertTokenizer` / `MPNetTokenizer`:
+//    special-token splitting, Python-style lowercasing, text cleaning, CJK splitting, NFC, accent
+//    stripping, punctuation splitting, greedy longest-match WordPiece, `longest_first` truncation;
+//  - byte-level BPE (RoBERTa): vocab.json + merges.txt (+ tokenizer_config.json /
+//    special_tokens_map.json): the slow `RobertaTokenizer` (added tokens split out of the text with
+//    their lstrip/rstrip, add_prefix_space, the GPT-2 split pattern, byte-to-unicode map, BPE merges);
+//  - Unigram (SentencePiece: XLM-R, ALBERT): the `*.model` file (read by attnscan itself), as the slow
+//    `XLMRobertaTokenizer` (fairseq's id offset) and `AlbertTokenizer` (remove_space, NFKD without
+//    combining marks, lowercasing, the "9," piece split) use it;
+//  - tokenizer.json: the Rust "fast" tokenizer of any of the three (normalizers, pre-tokenizers, added
+//    tokens, model, post-processor), which differs from the slow one in places (no NFC, per-character
+//    lowercasing, its own longest_first split, SentencePiece's normalizer applied per grapheme);
+//    features it does not implement are refused with a ModelError naming the file and the feature.
+// The special tokens around the sentences come from a PairTemplate (pair_template.hpp).
+//
+// What a "word" is (SentenceTokens::word_index, Encoding::words_a/b), per kind:
+//  - WordPiece: a token of the basic tokenizer / the pre-tokenizer (a run of non-punctuation
+//    characters, one punctuation character, one CJK character); its pieces after the first start "##";
+//  - byte-level BPE: one chunk of the GPT-2 split pattern (" cats", "'s", "!!"), so the piece that
+//    starts with "Ġ" (the space) starts a word; word text is the chunk decoded, without its leading space;
+//  - Unigram: the pieces from one "▁"-initial piece to the next (in tokenizer.json: one Metaspace
+//    split), e.g. "▁straw" "berries"; word text is the pieces joined without "▁";
+//  - every kind: a special or added token written in the text is a word of its own.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/processors/pair_template.hpp"
+#include "tokenizer/tokenizer_config.hpp"
+
+namespace attnscan {
+
+namespace detail {
+class SubwordModel;  // one sentence to its pieces, per model kind (tokenizer/models/subword_model.hpp)
+}
+
+class Vocab {
+ public:
+  // One token per line, id = line number (0-based). Later duplicates win, as in HF.
+  static Vocab load(const std::filesystem::path& vocab_txt);
+  Vocab() = default;
+  explicit Vocab(std::vector<std::string> tokens);
+  // Token -> id entries (e.g. tokenizer.json's model.vocab); ids need not be contiguous.
+  explicit Vocab(const std::vector<std::pair<std::string, int32_t>>& entries);
+
+  int32_t find(std::string_view token) const;  // -1 when absent
+  const std::string& token(int32_t id) const { return tokens_.at(static_cast<std::size_t>(id)); }
+  std::size_t size() const { return tokens_.size(); }
+
+ private:
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string, int32_t> ids_;
+};
+
+// Tokens of one sentence. Each piece belongs to a word (see the top of this file).
+struct SentenceTokens {
+  std::vector<int32_t> ids;
+  std::vector<std::string> pieces;     // vocabulary text, e.g. "straw", "##berries"; "Ġstraw"; "▁straw"
+  std::vector<int32_t> word_index;     // index into `words`
+  std::vector<uint8_t> special;        // 1 for special tokens written in the text, e.g. "[SEP]"
+  std::vector<std::string> words;      // normalised word text (lowercased etc. as the model sees it)
+};
+
+// The template's tokens around A (and B), e.g. `[CLS] A [SEP] B [SEP]` or `<s> A </s></s> B </s>`,
+// and per-token metadata.
+struct Encoding {
+  std::vector<int32_t> ids;
+  std::vector<std::string> tokens;
+  std::vector<uint8_t> segment;      // the sentence a token belongs to: 0 for the leading special, A and
+                                     // the special(s) closing A; 1 for B and the specials after it
+  std::vector<uint8_t> type_ids;     // what the model gets as token_type_ids (all 0 for RoBERTa/MPNet)
+  std::vector<int32_t> word_index;   // word index within its own sentence; -1 for template specials
+  std::vector<uint8_t> special;      // 1 for template specials and special tokens written in the text
+  std::vector<std::string> words_a, words_b;
+  std::size_t tokens_a = 0, tokens_b = 0;  // pieces kept from A and B
+  std::size_t removed_a = 0, removed_b = 0;  // pieces removed by truncation
+  bool truncated = false;
+
+  std::size_t size() const { return ids.size(); }
+};
+
+// HF's two `longest_first` rules: which sentence loses the odd token when both must be cut.
+enum class LongestFirst {
+  Transformers,  // Python (slow tokenizers): the odd token comes off B
+  Tokenizers,    // Rust (tokenizer.json): the longer sentence keeps the odd token (B when equal)
+};
+
+// Which tokenizer file of a model directory to read.
+enum class TokenizerFile {
+  Auto,           // the slow files when present (vocab.txt, vocab.json + merges.txt, *.model), else tokenizer.json
+  Slow,           // whichever slow file the directory has
+  VocabTxt,       // WordPiece
+  VocabMerges,    // byte-level BPE: vocab.json + merges.txt
+  SentencePiece,  // Unigram: the SentencePiece model (sentencepiece.bpe.model, spiece.model, ...)
+  TokenizerJson,
+};
+
+// Whether `dir` has a file Tokenizer::from_model_dir can read, and the list of those files (for messages).
+bool has_tokenizer_file(const std::filesystem::path& dir);
+std::string tokenizer_files_wanted();
+
+// The `tokenizer` option (run) and `--tokenizer` (attend): "auto", "slow" or "tokenizer.json"; Error otherwise.
+TokenizerFile tokenizer_file_named(const std::string& choice);
+
+// The subword model a tokenizer uses.
+enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram };
+const char* to_string(SubwordKind kind);
+std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the inverse of to_string
+
+// How a vocabulary token reads to a person (the report): byte-level BPE's GPT-2 characters decoded
+// to the text they stand for, "Ġ" (a leading space) shown as SentencePiece's word-start "▁", a token of
+// only spaces as "␣", bytes of a character split between tokens as <0xNN>; WordPiece ("##berries")
+// and Unigram ("▁straw") tokens as they are.
+std::string readable_token(const std::string& token, SubwordKind kind);
+
+// What every file recipe (tokenizer/files/recipes.hpp) builds: the parts of a Tokenizer.
+struct TokenizerParts {
+  std::shared_ptr<const detail::SubwordModel> model;
+  SubwordKind kind = SubwordKind::WordPiece;
+  Vocab vocab;
+  TokenizerConfig config;
+  PairTemplate pair_template;
+  LongestFirst truncation = LongestFirst::Transformers;
+  std::string source;  // see Tokenizer::source
+  int32_t cls_id = 0, sep_id = 0, pad_id = 0;
+};
+
+class Tokenizer {
+ public:
+  explicit Tokenizer(TokenizerParts parts);
+  // The slow WordPiece tokenizer over a vocabulary with the given template (`[CLS] A [SEP] B [SEP]` by
+  // default); `extra_specials`: further added tokens split out of text (added_tokens_decoder).
+  Tokenizer(Vocab vocab, TokenizerConfig config, TemplateKind pair_template = TemplateKind::Bert,
+            std::vector<std::string> extra_specials = {});
+  // The tokenizer file of a model directory (see TokenizerFile), for the model `facts` describe
+  // (model/model_tokenizer.hpp gives them for a config.json). tokenizer_config.json and
+  // special_tokens_map.json are read once. A directory with none of the files is a ModelError naming
+  // the files it could use.
+  static Tokenizer from_model_dir(const std::filesystem::path& dir, const TokenizerFacts& facts,
+                                  TokenizerFile file = TokenizerFile::Auto);
+  // A tokenizer.json (the fast tokenizer); `config` gives the pad token and model_max_length.
+  // Unsupported features are a ModelError naming the file and the feature.
+  static Tokenizer from_tokenizer_json(const std::filesystem::path& tokenizer_json, const TokenizerFacts& facts,
+                                       TokenizerConfig config);
+
+  // Tokens of one sentence (no template tokens added). Throws Error on invalid UTF-8.
+  SentenceTokens tokenize(std::string_view text) const;
+  SubwordKind kind() const { return p_.kind; }
+
+  // Pair encoding with longest_first truncation to max_length (0: the model's maximum).
+  Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const;
+  Encoding encode_single(std::string_view a, std::size_t max_length = 0) const;
+  // Sentences given as words (e.g. a treebank's): each word is tokenized on its own (byte-level BPE:
+  // words after the first with their leading space), so word_index numbers the given words and a word
+  // the tokenizer would split further (e.g. "U.S.") stays one word. No b: a single sentence.
+  Encoding encode_words(const std::vector<std::string>& a, const std::vector<std::string>* b,
+                        std::size_t max_length = 0) const;
+
+  const Vocab& vocab() const { return p_.vocab; }
+  const TokenizerConfig& config() const { return p_.config; }
+  int32_t cls_id() const { return p_.cls_id; }
+  int32_t sep_id() const { return p_.sep_id; }
+  int32_t pad_id() const { return p_.pad_id; }
+  const PairTemplate& pair_template() const { return p_.pair_template; }
+  LongestFirst truncation() const { return p_.truncation; }
+  // One line saying which file and what is used, e.g. "tokenizer.json (WordPiece, RobertaProcessing)",
+  // "vocab.json + merges.txt (byte-level BPE, RobertaTokenizer, RoBERTa template)".
+  const std::string& source() const { return p_.source; }
+
+  static constexpr std::size_t kMaxCharsPerWord = 100;
+
+ private:
+  Encoding assemble(const SentenceTokens& a, const SentenceTokens* b, std::size_t max_length) const;
+  SentenceTokens tokenize_words(const std::vector<std::string>& words) const;
+
+  TokenizerParts p_;
+};
+
+}  // namespace attnscan
