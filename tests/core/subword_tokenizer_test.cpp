@@ -9,6 +9,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/json_file.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "support/jsonl.hpp"
 #include "support/test_paths.hpp"
@@ -29,7 +30,13 @@ BertConfig config_for(const std::string& model_type) {
   return c;
 }
 
-std::string model_type_of(const std::string& dir) { return dir; }  // the directories are named by family
+// The directories are named by family; the WordLevel tokenizer is a BERT model's.
+std::string model_type_of(const std::string& dir) { return dir == "wordlevel" ? "bert" : dir; }
+
+SubwordKind kind_of(const std::string& dir) {
+  if (dir == "roberta") return SubwordKind::ByteLevelBpe;
+  return dir == "wordlevel" ? SubwordKind::WordLevel : SubwordKind::Unigram;
+}
 
 // A copy of a trained directory holding only `keep` (to choose the file read).
 std::filesystem::path copy_of(const std::string& name, const std::vector<std::string>& keep, const std::string& tag) {
@@ -83,7 +90,7 @@ TEST_P(SubwordHfParity, SameIdsTokensAndTypesAsHuggingFace) {
   const auto tok = load_tokenizer(trained(p.model), config_for(model_type_of(p.model)),
                                              p.kind == "fast" ? TokenizerFile::TokenizerJson : TokenizerFile::Slow);
   std::cout << p.model << " " << p.kind << ": " << tok.source() << "\n";
-  EXPECT_EQ(tok.kind(), p.model == "roberta" ? SubwordKind::ByteLevelBpe : SubwordKind::Unigram);
+  EXPECT_EQ(tok.kind(), kind_of(p.model));
   std::size_t sentences = 0, pairs = 0, truncated = 0, words_checked = 0;
   int failures = 0;
   auto fail = [&](const json& row, const std::string& what, const std::string& got) {
@@ -131,7 +138,8 @@ TEST_P(SubwordHfParity, SameIdsTokensAndTypesAsHuggingFace) {
 INSTANTIATE_TEST_SUITE_P(Trained, SubwordHfParity,
                          testing::Values(ParityCase{"roberta", "slow"}, ParityCase{"roberta", "fast"},
                                          ParityCase{"xlm-roberta", "slow"}, ParityCase{"xlm-roberta", "fast"},
-                                         ParityCase{"albert", "slow"}, ParityCase{"albert", "fast"}),
+                                         ParityCase{"albert", "slow"}, ParityCase{"albert", "fast"},
+                                         ParityCase{"wordlevel", "fast"}),
                          case_name);
 
 namespace {
@@ -238,6 +246,33 @@ TEST(SubwordTokenizer, ModelDirectoryPicksTheSlowFilesThenTokenizerJson) {
   EXPECT_EQ(tok.source(), "tokenizer.json (Unigram, TemplateProcessing)");
   EXPECT_EQ(tok.kind(), SubwordKind::Unigram);
   EXPECT_THROW(load_tokenizer(fast_only, config_for("albert"), TokenizerFile::Slow), ModelError);
+}
+
+// One load reads tokenizer_config.json (and special_tokens_map.json) once, whichever file it tokenizes.
+TEST(SubwordTokenizer, TokenizerConfigIsReadOncePerLoad) {
+  REQUIRE_TRAINED("roberta");
+  REQUIRE_TRAINED("albert");
+  REQUIRE_TRAINED("xlm-roberta");
+  for (const char* name : {"roberta", "albert", "xlm-roberta"}) {
+    for (auto file : {TokenizerFile::Slow, TokenizerFile::TokenizerJson}) {
+      const auto config = trained(name) / "tokenizer_config.json", map = trained(name) / "special_tokens_map.json";
+      ASSERT_TRUE(std::filesystem::exists(config)) << config;
+      const std::size_t before = json_file_reads(config), map_before = json_file_reads(map);
+      load(name, file);
+      EXPECT_EQ(json_file_reads(config) - before, 1u) << name << (file == TokenizerFile::Slow ? " slow" : " fast");
+      EXPECT_LE(json_file_reads(map) - map_before, 1u) << name;
+    }
+  }
+  // WordPiece: vocab.txt and tokenizer.json of the real default model, when it is there.
+  const auto minilm = test::real_model_dir();
+  if (!std::filesystem::exists(minilm / "tokenizer_config.json")) return;
+  auto bert = config_for("bert");
+  bert.vocab_size = 30522;
+  for (auto file : {TokenizerFile::VocabTxt, TokenizerFile::TokenizerJson}) {
+    const std::size_t before = json_file_reads(minilm / "tokenizer_config.json");
+    load_tokenizer(minilm, bert, file);
+    EXPECT_EQ(json_file_reads(minilm / "tokenizer_config.json") - before, 1u) << minilm;
+  }
 }
 
 TEST(SubwordTokenizer, MissingAndBrokenFilesAreNamed) {

@@ -161,8 +161,8 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
     std::function<void(json&)> edit;
   };
   std::vector<Case> cases = {
-      {"wordlevel", "model type 'WordLevel' is not supported yet (supported: WordPiece, BPE, Unigram)",
-       [](json& j) { j["model"]["type"] = "WordLevel"; }},
+      {"unknown_model", "model type 'CharLevel' is not supported yet (supported: WordPiece, BPE, Unigram, WordLevel)",
+       [](json& j) { j["model"]["type"] = "CharLevel"; }},
       {"bpe_without_byte_level", "model BPE without a ByteLevel pre-tokenizer is not supported yet",
        [](json& j) { j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}; }},
       {"bpe_byte_fallback", "model BPE: byte_fallback is not supported yet",

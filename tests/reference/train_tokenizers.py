@@ -21,6 +21,7 @@ Deterministic for a given dataset (fixed vocabulary sizes, one thread for Senten
 orders words by count, then by the word).
 """
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -93,7 +94,6 @@ WORDLEVEL_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4,
 
 
 def train_wordlevel(sentences, out):
-    import json
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordLevel
     from tokenizers.trainers import WordLevelTrainer

@@ -7,6 +7,7 @@
 
 #include "analysis/label_groups.hpp"
 #include "common/error.hpp"
+#include "store/layout_file.hpp"
 
 namespace attnscan::analysis {
 
@@ -14,7 +15,7 @@ namespace {
 
 // Per-example scores of one output, [examples][model layers][model heads], as doubles.
 std::vector<double> scores(const ResultFile& f, const ScoreOutput& so) {
-  const std::vector<float> v = f.reader().file().read_rows("scores/" + so.key() + "/values", 0, f.examples());
+  const std::vector<float> v = f.reader().file().read_rows(score_values(so.key()), 0, f.examples());
   return std::vector<double>(v.begin(), v.end());
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "store/offset_baselines.hpp"
+#include "store/layout_file.hpp"
 
 namespace attnscan::analysis {
 
@@ -21,8 +22,8 @@ void for_each_scored_row(const ResultFile& file, const ScoreOutput& so, Visit vi
   const std::size_t lh = file.layers_x_heads(), rows = file.examples();
   for (std::size_t a = 0; a < rows; a += kRowsPerRead) {
     const std::size_t b = std::min(rows, a + kRowsPerRead);
-    const auto values = f.read_rows("scores/" + so.key() + "/values", a, b);
-    const auto words = f.read_rows("scores/" + so.key() + "/baseline", a, b);
+    const auto values = f.read_rows(score_values(so.key()), a, b);
+    const auto words = f.read_rows(score_baseline(so.key()), a, b);
     for (std::size_t i = 0; i < words.size(); ++i)
       if (words[i] > 0) visit(a + i, static_cast<double>(words[i]), values.data() + i * lh);
   }

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "common/error.hpp"
+#include "store/layout_file.hpp"
 
 namespace attnscan::analysis {
 
@@ -110,7 +111,7 @@ std::vector<std::vector<ScoredExample>> top_examples(const ResultFile& file, con
   using Entry = std::pair<float, std::size_t>;  // (score, position); min-heap keeps the k highest
   std::vector<std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>> best(heads.size());
   const std::size_t lh = file.layers_x_heads(), n = file.examples();
-  const std::string name = "scores/" + so.key() + "/values";
+  const std::string name = score_values(so.key());
   constexpr std::size_t kRows = 4096;
   for (std::size_t r = 0; r < n && k > 0; r += kRows) {
     const std::size_t end = std::min(n, r + kRows);

@@ -93,7 +93,7 @@ int heads_command(const std::vector<std::string>& args) {
       HeadStats s = compute_head_stats(reader.file(), so.key(), lh, mask.empty() ? nullptr : &mask);
       const std::vector<std::size_t> order = rank_heads(s.mean);
       std::vector<float> values;  // per-example scores, read only for a bootstrap
-      if (ci == "bootstrap") values = reader.file().read_rows("scores/" + so.key() + "/values", 0, reader.examples());
+      if (ci == "bootstrap") values = reader.file().read_rows(score_values(so.key()), 0, reader.examples());
       for (int r = 0; r < top && r < static_cast<int>(lh); ++r) {
         const std::size_t k = order[static_cast<std::size_t>(r)];
         float lo = s.ci_low[k], hi = s.ci_high[k];

@@ -1,5 +1,5 @@
-// The one translation unit that runs LibTorch. Linear layers use oneDNN (mkldnn) with weights
-// converted once at load time; everything else follows Hugging Face's eager BertModel operation by
+// The one translation unit that runs LibTorch. Linear layers use OpenBLAS or oneDNN (mkldnn;
+// engine.linear) with weights converted once at load time; everything else follows Hugging Face's eager BertModel operation by
 // operation so attention matches it to float rounding.
 #include "encoder/encoder.hpp"
 

@@ -91,12 +91,7 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
     const std::size_t data_size = size_ - 8 - header_len;
     for (auto it = header.begin(); it != header.end(); ++it) {
       const std::string& name = it.key();
-      if (name == "__metadata__") {
-        if (it->is_object())
-          for (auto m = it->begin(); m != it->end(); ++m)
-            if (m->is_string()) metadata_[m.key()] = m->get<std::string>();
-        continue;
-      }
+      if (name == "__metadata__") continue;  // free-form strings: nothing attnscan reads
       auto bad = [&](const std::string& why) {
         return ModelError(where + ": corrupt safetensors header: tensor '" + name + "': " + why);
       };

@@ -38,8 +38,6 @@ class SafetensorsFile {
   const std::filesystem::path& path() const { return path_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* find(const std::string& name) const;
-  const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  std::size_t file_size() const { return size_; }
 
  private:
   std::filesystem::path path_;
@@ -47,7 +45,6 @@ class SafetensorsFile {
   std::size_t size_ = 0;
   std::vector<TensorView> tensors_;
   std::map<std::string, std::size_t> index_;
-  std::map<std::string, std::string> metadata_;
 };
 
 }  // namespace attnscan

@@ -293,7 +293,7 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   // Scores: one row per example, read through their checksums; finite or NaN (undefined).
   for (const auto& so : params.scores) {
     for (const char* part_name : {"values", "baseline"}) {
-      const std::string name = "scores/" + so.key() + "/" + part_name;
+      const std::string name = score_group(so.key()) + "/" + part_name;
       Findings bad(report, "problems in " + name);
       try {
         const auto dims = f.dims(name);

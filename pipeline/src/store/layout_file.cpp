@@ -84,8 +84,8 @@ LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const Layou
   LayoutChunk none;
   for_each_column(none, [&](const char* name, const auto&, std::size_t) { w.file_.resize(name, 0); });
   for (const auto& so : params.scores) {  // rows of an earlier, interrupted pass
-    w.file_.resize("scores/" + so.key() + "/values", 0);
-    w.file_.resize("scores/" + so.key() + "/baseline", 0);
+    w.file_.resize(score_values(so.key()), 0);
+    w.file_.resize(score_baseline(so.key()), 0);
   }
   if (params.value_norms) w.file_.resize(kValueNorms, 0);
   if (params.rollout) w.file_.resize(kRollout, 0);
@@ -117,8 +117,8 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   std::vector<std::string> keys;
   for (const auto& so : params.scores) {
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
-    f.create_rows_dataset("scores/" + so.key() + "/values", lh, 256);
-    f.create_rows_dataset("scores/" + so.key() + "/baseline", {}, 4096);
+    f.create_rows_dataset(score_values(so.key()), lh, 256);
+    f.create_rows_dataset(score_baseline(so.key()), {}, 4096);
     f.set_attr("/scores/" + so.detector, "name", so.detector);
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
@@ -172,8 +172,8 @@ void LayoutWriter::append(const LayoutChunk& c) {
     if (e.size() == 0) continue;
     if (it == c.scores.end() || it->second.baseline.size() != e.size())
       throw Error(f.path().string() + ": internal: scores of " + so.key() + " missing for a chunk");
-    f.append_rows("scores/" + so.key() + "/values", it->second.values.data(), e.size());
-    f.append_rows("scores/" + so.key() + "/baseline", it->second.baseline.data(), e.size());
+    f.append_rows(score_values(so.key()), it->second.values.data(), e.size());
+    f.append_rows(score_baseline(so.key()), it->second.baseline.data(), e.size());
   }
   if (params_.value_norms) f.append_rows(kValueNorms, c.value_norms.data(), c.tokens.size());
   if (params_.rollout) f.append_rows(kRollout, c.rollout.data(), c.rollout.size());
@@ -290,8 +290,8 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     }
   }
   for (const auto& so : params_.scores)
-    out.scores[so.key()] = {f.read_rows("scores/" + so.key() + "/values", a, b),
-                            f.read_rows("scores/" + so.key() + "/baseline", a, b)};
+    out.scores[so.key()] = {f.read_rows(score_values(so.key()), a, b),
+                            f.read_rows(score_baseline(so.key()), a, b)};
   if (params_.value_norms) out.value_norms = f.read_rows(kValueNorms, t0, t1);
   if (params_.trees) {
     out.dep_head = f.read<int32_t>(kDepHead, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));

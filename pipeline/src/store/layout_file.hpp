@@ -3,6 +3,7 @@
 // final outputs and shards share it.
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "store/attention_checksums.hpp"
@@ -22,6 +23,10 @@ inline constexpr int64_t kFirstCharOffsetsVersion = 4;  // tokens/char_start and
 bool is_char_offset_column(std::string_view name);
 inline constexpr int64_t kFirstChecksummedVersion = 2;
 inline constexpr int64_t kOldestFormatVersion = 1;
+// A score output's group and datasets: scores/KEY/values ([N, L, H]) and scores/KEY/baseline ([N]).
+inline std::string score_group(const std::string& key) { return "scores/" + key; }
+inline std::string score_values(const std::string& key) { return score_group(key) + "/values"; }
+inline std::string score_baseline(const std::string& key) { return score_group(key) + "/baseline"; }
 // Optional datasets (output.value_norms, output.rollout); files without them read as before.
 inline constexpr const char* kValueNorms = "tokens/value_norm";
 inline constexpr const char* kRollout = "rollout/values";

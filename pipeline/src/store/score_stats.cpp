@@ -1,4 +1,5 @@
 #include "store/score_stats.hpp"
+#include "store/layout_file.hpp"
 
 #include <cmath>
 #include <limits>
@@ -8,7 +9,7 @@ namespace attnscan {
 HeadStats compute_head_stats(const h5::File& f, const std::string& key, std::size_t lh, const std::vector<uint8_t>* keep) {
   constexpr std::size_t kRows = 2048;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const std::string base = "scores/" + key + "/";
+  const std::string base = score_group(key) + "/";
   const std::size_t n = static_cast<std::size_t>(f.dims(base + "values")[0]);
   std::vector<double> count(lh), sum(lh), sumsq(lh), baseline(lh);
   for (std::size_t r = 0; r < n; r += kRows) {
@@ -49,7 +50,7 @@ void write_score_aggregates(h5::File& f, const LayoutParams& p) {
   const std::size_t lh = static_cast<std::size_t>(p.model_layers * p.model_heads);
   const std::vector<uint64_t> shape = {static_cast<uint64_t>(p.model_layers), static_cast<uint64_t>(p.model_heads)};
   for (const auto& so : p.scores) {
-    const std::string base = "scores/" + so.key() + "/";
+    const std::string base = score_group(so.key()) + "/";
     HeadStats h = compute_head_stats(f, so.key(), lh);
     f.write_array(base + "mean", shape, h.mean);
     f.write_array(base + "std", shape, h.sd);

@@ -62,6 +62,7 @@ std::string readable_token(const std::string& token, SubwordKind kind) {
   switch (kind) {
     case SubwordKind::WordPiece:
     case SubwordKind::Unigram:  // already text: "▁he", "llo"
+    case SubwordKind::WordLevel:
       return token;
     case SubwordKind::ByteLevelBpe: {
       const std::u32string chars = decode(token);
@@ -75,7 +76,7 @@ std::string readable_token(const std::string& token, SubwordKind kind) {
 }
 
 std::optional<SubwordKind> subword_kind_named(const std::string& name) {
-  for (auto k : {SubwordKind::WordPiece, SubwordKind::ByteLevelBpe, SubwordKind::Unigram})
+  for (auto k : {SubwordKind::WordPiece, SubwordKind::ByteLevelBpe, SubwordKind::Unigram, SubwordKind::WordLevel})
     if (name == to_string(k)) return k;
   return std::nullopt;
 }

@@ -192,7 +192,7 @@ SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std:
       // The characters up to where the next placeable token starts (or the end), spaces trimmed.
       std::size_t from = kind == SubwordKind::Unigram ? p : skip_spaces(p);
       std::size_t stop = n;
-      if (kind == SubwordKind::WordPiece) {
+      if (kind == SubwordKind::WordPiece || kind == SubwordKind::WordLevel) {
         // [UNK] is one whole word of the pre-tokenizer: a punctuation or CJK character, or a run of
         // characters up to whitespace, punctuation or CJK.
         std::size_t q = skip_spaces(from);
@@ -246,18 +246,9 @@ SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std:
 }  // namespace
 
 std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
-                                            SubwordKind kind, std::string_view unk, int* unaligned) {
-  return encoding_char_offsets(enc, a, b, kind, unk, nullptr, unaligned);
-}
-
-std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
                                             const Tokenizer& tokenizer, int* unaligned) {
-  return encoding_char_offsets(enc, a, b, tokenizer.kind(), tokenizer.config().unk_token, &tokenizer, unaligned);
-}
-
-std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_view a, std::string_view b,
-                                            SubwordKind kind, std::string_view unk, const Tokenizer* tokenizer,
-                                            int* unaligned) {
+  const SubwordKind kind = tokenizer.kind();
+  const std::string_view unk = tokenizer.config().unk_token;
   std::vector<CharSpan> out(enc.size());
   for (int seg = 0; seg < 2; ++seg) {
     std::vector<std::size_t> at;
@@ -273,10 +264,10 @@ std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_vie
     const std::string_view sentence = seg == 0 ? a : b;
     SentenceOffsets s;
     bool done = false;
-    if (tokenizer && (seg == 0 ? enc.removed_a : enc.removed_b) > 0) {
+    if ((seg == 0 ? enc.removed_a : enc.removed_b) > 0) {
       // Truncated: align all of the sentence's tokens, so that the last kept one (an <unk> in particular)
       // ends where the first removed one starts.
-      const SentenceTokens full = tokenizer->tokenize(sentence);
+      const SentenceTokens full = tokenizer.tokenize(sentence);
       if (full.pieces.size() >= tokens.size() && std::equal(tokens.begin(), tokens.end(), full.pieces.begin())) {
         s = sentence_char_offsets(sentence, full.pieces, full.special, kind, unk);
         s.spans.resize(tokens.size());

@@ -44,17 +44,11 @@ SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vect
                                       const std::vector<uint8_t>& in_text_special, SubwordKind kind,
                                       std::string_view unk);
 
-// Every token of a pair (or single) encoding: template specials -1/-1, the tokens of A into `a`, of
-// B (segment 1) into `b`. `unaligned` (optional) counts the sentences that could not be aligned.
-std::vector<CharSpan> encoding_char_offsets(const Encoding& encoding, std::string_view a, std::string_view b,
-                                            SubwordKind kind, std::string_view unk, int* unaligned = nullptr);
-// The same for an encoding `tokenizer` made: a truncated sentence is aligned with all of its tokens
+// Every token of a pair (or single) encoding `tokenizer` made: template specials -1/-1, the tokens of A
+// into `a`, of B (segment 1) into `b`. A truncated sentence is aligned with all of its tokens
 // (tokenizer.tokenize), so that its last kept token ends where the first removed one starts (what
-// decides an <unk>'s end).
+// decides an <unk>'s end). `unaligned` (optional) counts the sentences that could not be aligned.
 std::vector<CharSpan> encoding_char_offsets(const Encoding& encoding, std::string_view a, std::string_view b,
                                             const Tokenizer& tokenizer, int* unaligned = nullptr);
-std::vector<CharSpan> encoding_char_offsets(const Encoding& encoding, std::string_view a, std::string_view b,
-                                            SubwordKind kind, std::string_view unk, const Tokenizer* tokenizer,
-                                            int* unaligned);
 
 }  // namespace attnscan

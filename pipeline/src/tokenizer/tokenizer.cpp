@@ -13,6 +13,7 @@ const char* to_string(SubwordKind kind) {
     case SubwordKind::WordPiece: return "WordPiece";
     case SubwordKind::ByteLevelBpe: return "byte-level BPE";
     case SubwordKind::Unigram: return "Unigram";
+    case SubwordKind::WordLevel: return "WordLevel";
   }
   return "?";
 }

@@ -113,7 +113,8 @@ std::string tokenizer_files_wanted();
 TokenizerFile tokenizer_file_named(const std::string& choice);
 
 // The subword model a tokenizer uses.
-enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram };
+// WordLevel: one token per pre-tokenized word (tokenizer.json only).
+enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram, WordLevel };
 const char* to_string(SubwordKind kind);
 std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the inverse of to_string
 

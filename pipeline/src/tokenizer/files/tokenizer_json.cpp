@@ -208,17 +208,7 @@ struct Reader {
     }
   }
 
-  void model(const json& j, FastPipeline& p) const {
-    if (!j.is_object()) fail("no \"model\" object");
-    if (!j.contains("type"))
-      fail("model has no \"type\" field (an old-format file?); supported: WordPiece, BPE, Unigram");
-    const std::string type = type_of(j, "model");
-    p.model_type = type;
-    if (type == "WordPiece") wordpiece(j, p);
-    else if (type == "BPE") bpe(j, p);
-    else if (type == "Unigram") unigram(j, p);
-    else fail("model type '" + type + "' is not supported yet (supported: WordPiece, BPE, Unigram)");
-  }
+  void model(const json& j, FastPipeline& p) const;
 
   // token -> id object of a model.
   Vocab vocab_object(const json& j, const std::string& part) const {
@@ -303,6 +293,14 @@ struct Reader {
       p.unigram_unk = static_cast<int32_t>(unk);
       p.unk_token = entries[static_cast<std::size_t>(unk)].first;
     }
+  }
+
+  void word_level(const json& j, FastPipeline& p) const {
+    const std::string part = "model WordLevel";
+    p.model = SubwordKind::WordLevel;
+    p.unk_token = get<std::string>(j, part, "unk_token", "<unk>");
+    p.vocab = vocab_object(j, part);
+    if (p.vocab.find(p.unk_token) < 0) fail(part + ": unk_token '" + p.unk_token + "' is not in the vocab");
   }
 
   void added_tokens(const json& j, FastPipeline& p) const {
@@ -394,6 +392,36 @@ struct Reader {
     return type;
   }
 };
+
+// The models of tokenizer.json, one line each: the "type" and the reader of its fields (a new kind:
+// its reader here, its per-word model in tokenizer/models/).
+struct ModelKind {
+  const char* type;
+  void (Reader::*read)(const json&, FastPipeline&) const;
+};
+constexpr ModelKind kModelKinds[] = {
+    {"WordPiece", &Reader::wordpiece},
+    {"BPE", &Reader::bpe},
+    {"Unigram", &Reader::unigram},
+    {"WordLevel", &Reader::word_level},
+};
+
+std::string model_kinds_supported() {
+  std::string out;
+  for (const auto& k : kModelKinds) out += (out.empty() ? "" : ", ") + std::string(k.type);
+  return out;
+}
+
+void Reader::model(const json& j, FastPipeline& p) const {
+  if (!j.is_object()) fail("no \"model\" object");
+  if (!j.contains("type"))
+    fail("model has no \"type\" field (an old-format file?); supported: " + model_kinds_supported());
+  const std::string type = type_of(j, "model");
+  p.model_type = type;
+  for (const auto& k : kModelKinds)
+    if (type == k.type) return (this->*k.read)(j, p);
+  fail("model type '" + type + "' is not supported yet (supported: " + model_kinds_supported() + ")");
+}
 
 }  // namespace
 

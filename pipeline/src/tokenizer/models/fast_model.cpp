@@ -1,4 +1,4 @@
-// tokenizer.json with a BPE or Unigram model: the `tokenizers` crate's pipeline.
+// tokenizer.json with a BPE, Unigram or WordLevel model: the `tokenizers` crate's pipeline.
 #include <limits>
 
 #include "common/error.hpp"
@@ -140,6 +140,7 @@ SentenceTokens FastSubwordModel::tokenize(std::string_view text) const {
     for (const auto& w : pre_tokenize(p_->pre_tokenizers, piece.text, at_start)) {
       const auto word = static_cast<int32_t>(out.words.size());
       if (p_->model == SubwordKind::ByteLevelBpe) bpe(w, word, out);
+      else if (p_->model == SubwordKind::WordLevel) word_level(w, word, out);
       else unigram(w, word, out);
       std::string text_of_word;
       if (p_->byte_level) {
@@ -147,11 +148,13 @@ SentenceTokens FastSubwordModel::tokenize(std::string_view text) const {
         std::size_t lead = 0;
         while (lead < text_of_word.size() && text_of_word[lead] == ' ') ++lead;
         if (lead < text_of_word.size()) text_of_word.erase(0, lead);
-      } else {
+      } else if (p_->model == SubwordKind::Unigram) {
         std::u32string t;
         for (char32_t c : w)
           if (c != U'\u2581') t.push_back(c);
         text_of_word = unicode::encode(t.empty() ? w : t);
+      } else {
+        text_of_word = unicode::encode(w);
       }
       out.words.push_back(std::move(text_of_word));
     }

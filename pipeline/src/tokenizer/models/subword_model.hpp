@@ -100,7 +100,7 @@ class RobertaSlowModel : public SubwordModel {
 };
 
 // ---------------------------------------------------------------------------------------------
-// tokenizer.json with a BPE or Unigram model (fast_model.cpp): added tokens, normalizers,
+// tokenizer.json with a BPE, Unigram or WordLevel model (fast_model.cpp, word_level.cpp): added tokens, normalizers,
 // pre-tokenizers (one word per pre-tokenized piece, as HF's word_ids), then the model per piece.
 class FastSubwordModel : public SubwordModel {
  public:
@@ -110,6 +110,7 @@ class FastSubwordModel : public SubwordModel {
  private:
   void bpe(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;
   void unigram(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;
+  void word_level(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;  // word_level.cpp
 
   std::shared_ptr<const FastPipeline> p_;
   BpeMerges merges_;

@@ -1,0 +1,22 @@
+// tokenizer.json's WordLevel model (the `tokenizers` crate's models/wordlevel): each pre-tokenized word
+// is one token, its id from the vocabulary, else the unknown token's.
+#include "tokenizer/files/tokenizer_json.hpp"
+#include "tokenizer/models/subword_model.hpp"
+#include "tokenizer/unicode_text.hpp"
+
+namespace attnscan::detail {
+
+void FastSubwordModel::word_level(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const {
+  std::string piece = unicode::encode(word);
+  int32_t id = p_->vocab.find(piece);
+  if (id < 0) {  // read_tokenizer_json checked that the unk token is in the vocabulary
+    piece = p_->unk_token;
+    id = p_->vocab.find(piece);
+  }
+  out.ids.push_back(id);
+  out.pieces.push_back(std::move(piece));
+  out.word_index.push_back(word_idx);
+  out.special.push_back(0);
+}
+
+}  // namespace attnscan::detail
