@@ -196,7 +196,9 @@ SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std:
         // [UNK] is one whole word of the pre-tokenizer: a punctuation or CJK character, or a run of
         // characters up to whitespace, punctuation or CJK.
         std::size_t q = skip_spaces(from);
-        auto breaks = [&](char32_t c) { return is_punctuation(c) || is_cjk(c) || is_cjk_tokenizers(c); };
+        // WordLevel: its word ends at whitespace or punctuation (no normalizer here spaces out CJK).
+        const bool cjk_words = kind == SubwordKind::WordPiece;
+        auto breaks = [&](char32_t c) { return is_punctuation(c) || (cjk_words && (is_cjk(c) || is_cjk_tokenizers(c))); };
         if (q < n && breaks(s.chars[q])) {
           const int64_t c = s.source[q];
           while (q < n && s.source[q] == c) ++q;
