@@ -116,7 +116,7 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   fi
   train_script=tests/reference/train_tokenizers.py
   if [ ! -f "$fixtures/trained_tokenizers/albert/tokenizer.json" ] || [ "$train_script" -nt "$fixtures/trained_tokenizers/albert/tokenizer.json" ]; then
-    log "training BPE and Unigram tokenizers on the shared datasets (RoBERTa, XLM-R, ALBERT kinds)"
+    log "training BPE, Unigram and WordLevel tokenizers on the shared datasets (RoBERTa, XLM-R, ALBERT kinds; WordLevel)"
     rm -rf "$fixtures/trained_tokenizers" "$fixtures/trained_tokenizers.partial"
     "$tools_venv/bin/python" "$train_script" --datasets "$datasets" --out "$fixtures/trained_tokenizers.partial"
     mv "$fixtures/trained_tokenizers.partial" "$fixtures/trained_tokenizers"
@@ -132,7 +132,7 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   if [ ! -f "$fixtures/subword_tokenizers.jsonl" ] || [ "$sub_script" -nt "$fixtures/subword_tokenizers.jsonl" ] ||
      [ "$tok_script" -nt "$fixtures/subword_tokenizers.jsonl" ] ||
      [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$fixtures/subword_tokenizers.jsonl" ]; then
-    log "generating reference token ids of the trained BPE and Unigram tokenizers (slow and fast)"
+    log "generating reference token ids of the trained BPE, Unigram and WordLevel tokenizers (slow and fast)"
     "$tools_venv/bin/python" "$sub_script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
       --out "$fixtures/subword_tokenizers.jsonl"
   fi
