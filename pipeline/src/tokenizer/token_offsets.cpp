@@ -129,17 +129,17 @@ SentenceOffsets byte_level_offsets(std::string_view sentence, const std::vector<
 
 SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
                                const std::vector<uint8_t>& in_text_special, SubwordKind kind, std::string_view unk,
-                               bool quotes);
+                               bool cjk_isolated, bool quotes);
 
 }  // namespace
 
 SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
                                       const std::vector<uint8_t>& in_text_special, SubwordKind kind,
-                                      std::string_view unk) {
+                                      std::string_view unk, bool cjk_isolated) {
   if (kind == SubwordKind::ByteLevelBpe) return byte_level_offsets(sentence, tokens, in_text_special, unk);
-  SentenceOffsets out = folded_offsets(sentence, tokens, in_text_special, kind, unk, false);
+  SentenceOffsets out = folded_offsets(sentence, tokens, in_text_special, kind, unk, cjk_isolated, false);
   if (!out.aligned && kind == SubwordKind::Unigram) {  // ALBERT's quotes: aligned only if every token then matches
-    SentenceOffsets quoted = folded_offsets(sentence, tokens, in_text_special, kind, unk, true);
+    SentenceOffsets quoted = folded_offsets(sentence, tokens, in_text_special, kind, unk, cjk_isolated, true);
     if (quoted.aligned) return quoted;
   }
   return out;
@@ -149,7 +149,7 @@ namespace {
 
 SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
                                const std::vector<uint8_t>& in_text_special, SubwordKind kind, std::string_view unk,
-                               bool quotes) {
+                               bool cjk_isolated, bool quotes) {
   const std::u32string text = unicode::decode(sentence);
   const Stream s = folded_stream(text, kind, quotes);
   const std::size_t n = s.chars.size();
@@ -193,12 +193,10 @@ SentenceOffsets folded_offsets(std::string_view sentence, const std::vector<std:
       std::size_t from = kind == SubwordKind::Unigram ? p : skip_spaces(p);
       std::size_t stop = n;
       if (kind == SubwordKind::WordPiece || kind == SubwordKind::WordLevel) {
-        // [UNK] is one whole word of the pre-tokenizer: a punctuation or CJK character, or a run of
-        // characters up to whitespace, punctuation or CJK.
+        // [UNK] is one whole word of the pre-tokenizer: a punctuation character (or a CJK one where the
+        // normalizer isolates them), or a run of characters up to whitespace or such a character.
         std::size_t q = skip_spaces(from);
-        // WordLevel: its word ends at whitespace or punctuation (no normalizer here spaces out CJK).
-        const bool cjk_words = kind == SubwordKind::WordPiece;
-        auto breaks = [&](char32_t c) { return is_punctuation(c) || (cjk_words && (is_cjk(c) || is_cjk_tokenizers(c))); };
+        auto breaks = [&](char32_t c) { return is_punctuation(c) || (cjk_isolated && (is_cjk(c) || is_cjk_tokenizers(c))); };
         if (q < n && breaks(s.chars[q])) {
           const int64_t c = s.source[q];
           while (q < n && s.source[q] == c) ++q;
@@ -271,12 +269,12 @@ std::vector<CharSpan> encoding_char_offsets(const Encoding& enc, std::string_vie
       // ends where the first removed one starts.
       const SentenceTokens full = tokenizer.tokenize(sentence);
       if (full.pieces.size() >= tokens.size() && std::equal(tokens.begin(), tokens.end(), full.pieces.begin())) {
-        s = sentence_char_offsets(sentence, full.pieces, full.special, kind, unk);
+        s = sentence_char_offsets(sentence, full.pieces, full.special, kind, unk, tokenizer.cjk_isolated());
         s.spans.resize(tokens.size());
         done = true;
       }
     }
-    if (!done) s = sentence_char_offsets(sentence, tokens, special, kind, unk);
+    if (!done) s = sentence_char_offsets(sentence, tokens, special, kind, unk, tokenizer.cjk_isolated());
     if (!s.aligned && unaligned) ++*unaligned;
     for (std::size_t i = 0; i < at.size(); ++i) out[at[i]] = s.spans[i];
   }

@@ -39,10 +39,12 @@ struct SentenceOffsets {
 
 // The tokens (vocabulary text, e.g. "##ing", "Ġcat", "▁cat") of one sentence, in order, a prefix of
 // its tokens (truncation cuts the end). `in_text_special`: 1 for special tokens written in the text,
-// matched literally. `unk`: the unknown token's text.
+// matched literally. `unk`: the unknown token's text. `cjk_isolated`: the tokenizer's normalizer makes
+// each CJK character a word of its own (Tokenizer::cjk_isolated), which decides a WordPiece or
+// WordLevel unknown token's span.
 SentenceOffsets sentence_char_offsets(std::string_view sentence, const std::vector<std::string>& tokens,
                                       const std::vector<uint8_t>& in_text_special, SubwordKind kind,
-                                      std::string_view unk);
+                                      std::string_view unk, bool cjk_isolated = true);
 
 // Every token of a pair (or single) encoding `tokenizer` made: template specials -1/-1, the tokens of A
 // into `a`, of B (segment 1) into `b`. A truncated sentence is aligned with all of its tokens

@@ -134,6 +134,7 @@ struct TokenizerParts {
   LongestFirst truncation = LongestFirst::Transformers;
   std::string source;  // see Tokenizer::source
   int32_t cls_id = 0, sep_id = 0, pad_id = 0;
+  bool cjk_isolated = false;  // the normalizer puts spaces around CJK characters (each is a word)
 };
 
 class Tokenizer {
@@ -174,6 +175,7 @@ class Tokenizer {
   int32_t pad_id() const { return p_.pad_id; }
   const PairTemplate& pair_template() const { return p_.pair_template; }
   LongestFirst truncation() const { return p_.truncation; }
+  bool cjk_isolated() const { return p_.cjk_isolated; }
   // One line saying which file and what is used, e.g. "tokenizer.json (WordPiece, RobertaProcessing)",
   // "vocab.json + merges.txt (byte-level BPE, RobertaTokenizer, RoBERTa template)".
   const std::string& source() const { return p_.source; }

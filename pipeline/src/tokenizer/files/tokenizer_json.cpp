@@ -487,6 +487,9 @@ TokenizerParts tokenizer_json_recipe(const std::filesystem::path& tokenizer_json
   t.truncation = LongestFirst::Tokenizers;
   t.source = p->description;
   t.kind = p->model;
+  t.cjk_isolated = std::any_of(p->normalizers.begin(), p->normalizers.end(), [](const NormalizerStep& s) {
+    return s.kind == NormalizerStep::Kind::Bert && s.handle_chinese_chars;
+  });
   t.vocab = p->vocab;
   if (p->model != SubwordKind::WordPiece && !p->added_outside_vocab.empty()) {  // added ids the model vocab lacks
     std::vector<std::pair<std::string, int32_t>> entries;

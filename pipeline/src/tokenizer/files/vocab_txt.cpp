@@ -49,6 +49,7 @@ TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, Templat
   p.source = std::string("vocab.txt (WordPiece, ") + (roberta ? "RoBERTa" : "BERT") + " template)";
   p.model = std::make_shared<WordPieceModel>(vocab, config, std::move(specials));
   p.kind = SubwordKind::WordPiece;
+  p.cjk_isolated = config.tokenize_chinese_chars;
   p.vocab = std::move(vocab);
   p.config = std::move(config);
   return p;
