@@ -148,26 +148,7 @@ std::vector<std::string> SentencePieceSlowModel::pieces(const std::string& text_
 
 SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) const {
   std::u32string text = unicode::decode(text_utf8);
-  if (options_.do_lower_case) {
-    // PreTrainedTokenizer.tokenize lowercases every character but the special tokens written in the text
-    std::vector<std::u32string> keep;
-    for (const auto& s : options_.lowercase_skip)
-      if (!s.empty()) keep.push_back(unicode::decode(s));
-    std::u32string lowered;
-    for (std::size_t i = 0; i < text.size();) {
-      const std::u32string* hit = nullptr;
-      for (const auto& k : keep)
-        if (text.compare(i, k.size(), k) == 0 && (!hit || k.size() > hit->size())) hit = &k;
-      if (hit) {
-        lowered += *hit;
-        i += hit->size();
-      } else {
-        lowered += unicode::python_lower(std::u32string_view(&text[i], 1));
-        ++i;
-      }
-    }
-    text.swap(lowered);
-  }
+  if (options_.do_lower_case) text = lower_except(text, options_.lowercase_skip);
   SentenceTokens out;
   for (const auto& chunk : split_slow_added(text, added_)) {
     if (chunk.added >= 0) {

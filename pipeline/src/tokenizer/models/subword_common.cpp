@@ -18,6 +18,27 @@ std::vector<std::string> python_split_utf8(std::string_view text) {
   return out;
 }
 
+std::u32string lower_except(const std::u32string& text, const std::vector<std::string>& keep) {
+  std::vector<std::u32string> keep32;
+  for (const auto& k : keep)
+    if (!k.empty()) keep32.push_back(unicode::decode(k));
+  std::u32string lowered;
+  lowered.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::u32string* hit = nullptr;
+    for (const auto& k : keep32)
+      if (text.compare(i, k.size(), k) == 0 && (!hit || k.size() > hit->size())) hit = &k;
+    if (hit) {
+      lowered += *hit;
+      i += hit->size();
+    } else {
+      lowered += unicode::python_lower(std::u32string_view(&text[i], 1));
+      ++i;
+    }
+  }
+  return lowered;
+}
+
 std::vector<SlowChunk> split_slow_added(const std::u32string& text, const std::vector<SlowAddedToken>& tokens) {
   std::vector<std::u32string> patterns;
   patterns.reserve(tokens.size());

@@ -38,6 +38,10 @@ struct SlowChunk {
 };
 std::vector<SlowChunk> split_slow_added(const std::u32string& text, const std::vector<SlowAddedToken>& tokens);
 
+// transformers' PreTrainedTokenizer.tokenize with do_lower_case: every character lowercased (Python's
+// str.lower()) except the `keep` strings (special tokens) written in the text, longest match first.
+std::u32string lower_except(const std::u32string& text, const std::vector<std::string>& keep);
+
 // Python's str.split() (no arguments) of UTF-8 text.
 std::vector<std::string> python_split_utf8(std::string_view text);
 
@@ -62,6 +66,7 @@ class WordPieceModel : public SubwordModel {
   Vocab vocab_;
   TokenizerConfig config_;
   std::vector<std::string> specials_;
+  std::vector<SlowAddedToken> slow_specials_;  // specials_ for split_slow_added (no lstrip/rstrip)
   std::unordered_map<std::string, int32_t> special_ids_;
   std::shared_ptr<const FastPipeline> fast_;
   std::string unk_token_ = "[UNK]", prefix_ = "##";

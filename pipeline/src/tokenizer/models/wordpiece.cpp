@@ -41,7 +41,10 @@ std::u32string strip_accents(std::u32string_view text) {
 
 WordPieceModel::WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<std::string> specials)
     : vocab_(std::move(vocab)), config_(std::move(config)), specials_(std::move(specials)) {
-  for (const auto& t : specials_) special_ids_[t] = vocab_.find(t);
+  for (const auto& t : specials_) {
+    special_ids_[t] = vocab_.find(t);
+    slow_specials_.push_back({t, special_ids_[t]});
+  }
   unk_id_ = vocab_.find(config_.unk_token);
   unk_token_ = config_.unk_token;
 }
@@ -145,56 +148,24 @@ void WordPieceModel::wordpiece(const std::string& word, int32_t word_idx, bool s
 SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
   if (fast_) return tokenize_fast(text);
   std::u32string u = unicode::decode(text);
-  std::vector<std::u32string> specials32;
-  for (const auto& s : specials_) specials32.push_back(unicode::decode(s));
-  auto special_at = [&](std::size_t i) -> const std::u32string* {
-    const std::u32string* hit = nullptr;
-    for (const auto& s : specials32)
-      if (!s.empty() && u.compare(i, s.size(), s) == 0 && (!hit || s.size() > hit->size())) hit = &s;
-    return hit;
-  };
-  if (config_.do_lower_case) {
-    // HF's tokenize() lowercases the text character by character except the special tokens written in
-    // it, before splitting them out: "<MASK>" becomes the special "<mask>" for MPNet.
-    std::u32string lowered;
-    lowered.reserve(u.size());
-    for (std::size_t i = 0; i < u.size();) {
-      if (const auto* hit = special_at(i)) {
-        lowered += *hit;
-        i += hit->size();
-      } else {
-        lowered += unicode::python_lower(std::u32string_view(&u[i], 1));
-        ++i;
-      }
-    }
-    u.swap(lowered);
-  }
+  // HF's tokenize() lowercases the text except the special tokens written in it, before splitting them
+  // out: "<MASK>" becomes the special "<mask>" for MPNet.
+  if (config_.do_lower_case) u = lower_except(u, specials_);
   SentenceTokens out;
-  std::size_t pos = 0;
-  auto flush_text = [&](std::size_t end) {
-    if (end <= pos) return;
+  for (const auto& chunk : split_slow_added(u, slow_specials_)) {
+    if (chunk.added >= 0) {
+      const std::string& tok = specials_[static_cast<std::size_t>(chunk.added)];
+      wordpiece(tok, static_cast<int32_t>(out.words.size()), true, out);
+      out.words.push_back(tok);
+      continue;
+    }
     std::vector<std::string> words;
-    basic_words(unicode::encode(std::u32string_view(u.data() + pos, end - pos)), words);
+    basic_words(unicode::encode(chunk.text), words);
     for (auto& w : words) {
       wordpiece(w, static_cast<int32_t>(out.words.size()), is_special(specials_, w), out);
       out.words.push_back(std::move(w));
     }
-  };
-  std::size_t i = 0;
-  while (i < u.size()) {
-    const std::u32string* hit = special_at(i);
-    if (!hit) {
-      ++i;
-      continue;
-    }
-    flush_text(i);
-    std::string tok = unicode::encode(*hit);
-    wordpiece(tok, static_cast<int32_t>(out.words.size()), true, out);
-    out.words.push_back(tok);
-    i += hit->size();
-    pos = i;
   }
-  flush_text(u.size());
   return out;
 }
 
