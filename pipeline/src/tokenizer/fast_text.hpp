@@ -1,7 +1,8 @@
 #pragma once
-// The text stages of the Rust "fast" tokenizer as tokenizer.json configures them: normalizers,
-// added-token splitting and pre-tokenizers, with the Rust `tokenizers` crate's character classes
-// (char::is_whitespace, per-character lowercasing, no NFC in BertNormalizer).
+// The text stages of the Rust "fast" tokenizer as tokenizer.json configures them, with the Rust
+// `tokenizers` crate's character classes (char::is_whitespace, per-character lowercasing, no NFC in
+// BertNormalizer): normalizers (normalizers/, one per file), added-token splitting
+// (added_vocabulary.cpp) and pre-tokenizers (pre_tokenizers/, one per file).
 #include <string>
 #include <vector>
 
