@@ -160,6 +160,15 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
       --datasets "$datasets" --out "$fixtures/families.partial"
     mv "$fixtures/families.partial" "$fixtures/families"
   fi
+  script=tests/reference/make_importance_fixtures.py
+  if [ ! -f "$fixtures/importance/minilm-classifier/pairs.json" ] || [ "$script" -nt "$fixtures/importance/minilm-classifier/pairs.json" ] ||
+     [ "$fixtures/families/albert/reference/pairs.json" -nt "$fixtures/importance/minilm-classifier/pairs.json" ]; then
+    log "generating reference head importance (HF head_mask)"
+    rm -rf "$fixtures/importance" "$fixtures/importance.partial"
+    "$tools_venv/bin/python" "$script" --minilm "$model_dir" --models "$cache/models" --families "$fixtures/families" \
+      --datasets "$datasets" --out "$fixtures/importance.partial"
+    mv "$fixtures/importance.partial" "$fixtures/importance"
+  fi
 fi
 
 log "running the test suite"

@@ -65,6 +65,17 @@ const std::vector<Option>& table() {
       {"output.compression", Kind::Choice, "none", "none, lz4 (Debian hdf5-filter-plugin) or deflate", {"none", "lz4", "deflate"}},
       {"output.value_norms", Kind::Bool, "false", "store ||f_h(x_j)|| of every token, layer and head (Kobayashi et al. 2020) in tokens/value_norm"},
       {"output.rollout", Kind::Bool, "false", "store every example's attention rollout per layer (Abnar & Zuidema 2020) in rollout/values"},
+      {"importance.ablation", Kind::Bool, "false",
+       "per example and head: 1 - cos of the mean last hidden state with and without the head (its gate at 0), in "
+       "scores/importance/ablation (docs/analyses.md)"},
+      {"importance.gradient", Kind::Choice, "none",
+       "per example and head: |dL/d gate| (Michel et al. 2019) with L the loss of the checkpoint's classification "
+       "head (dataset.label: the class) or its mlm head, in scores/importance/gradient; none: not computed",
+       {"none", "classification", "mlm"}},
+      {"importance.every", Kind::Int, "1", "compute importance for rows whose index is a multiple of k", {}, 1, 1 << 30},
+      {"importance.mlm_every", Kind::Int, "7",
+       "mlm objective: mask the content tokens whose number (0, 1, ... in order, specials not counted) is a multiple of k",
+       {}, 1, 1 << 20},
       {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
       {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
       {"pipeline.batch_tokens", Kind::Int, "768", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
@@ -406,6 +417,20 @@ RunConfig ConfigBuilder::build() const {
   c.batch_tokens = std::stoll(get("pipeline.batch_tokens"));
   c.detector_isolation = get("pipeline.detector_isolation") == "true";
   c.detector_timeout_s = std::stoi(get("pipeline.detector_timeout"));
+  c.importance_ablation = get("importance.ablation") == "true";
+  c.importance_gradient = get("importance.gradient");
+  c.importance_every = static_cast<uint64_t>(std::stoll(get("importance.every")));
+  c.mlm_every = std::stoll(get("importance.mlm_every"));
+  if (c.importance_gradient == "classification" && !d.label.set() &&
+      !(d.format == DatasetFormat::Parallel && !d.labels.empty()))
+    throw ConfigError("importance.gradient classification needs each example's class: set dataset.label" +
+                      std::string(d.format == DatasetFormat::Parallel ? "s" : ""));
+  if (c.importance_gradient != "none" && c.engine.precision != Precision::F32)
+    throw ConfigError("importance.gradient needs engine.precision fp32 (gradients are computed in float32)");
+  if (c.importance_ablation || c.importance_gradient != "none")
+    for (const auto& det : detectors_)
+      if (det.effective_name() == "importance")
+        throw ConfigError(det.where + ": the detector name 'importance' is taken by importance.* (use as: to rename it)");
   c.detectors = detectors_;
   c.plugin_paths = plugin_paths_;
   return c;

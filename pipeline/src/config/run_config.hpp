@@ -59,6 +59,10 @@ struct RunConfig {
   int detector_timeout_s{};  // 0: no limit
   std::vector<DetectorConfig> detectors;
   std::vector<std::string> plugin_paths;
+  bool importance_ablation{};
+  std::string importance_gradient;  // none | classification | mlm
+  uint64_t importance_every{};
+  int64_t mlm_every{};
 };
 
 // "all" or "0,2,4-5" -> sorted indices below count; throws Error otherwise.

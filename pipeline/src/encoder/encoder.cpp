@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "encoder/encoder_impl.hpp"
 #include "encoder/platform.hpp"
 #include "model/tensor_names.hpp"
 
@@ -64,25 +65,14 @@ void tune_process_memory() {
   });
 }
 
+}  // namespace
+
 at::Tensor to_tensor(const TensorView& v) {
   at::ScalarType st = v.dtype == DType::F16 ? at::kHalf : v.dtype == DType::BF16 ? at::kBFloat16 : at::kFloat;
   // The mapping is read-only; from_blob needs a non-const pointer but the tensor is copied at once.
   auto view = at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
   return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
 }
-
-struct Linear {
-  at::Tensor weight;    // [out, in]; oneDNN layout when onednn
-  at::Tensor bias;      // [out]
-  bool onednn = false;  // else at::linear: the BLAS on CPU
-  at::ScalarType compute = at::kFloat;
-
-  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32 dense
-    if (!onednn) return at::linear(x, weight, bias);
-    at::Tensor xin = compute == at::kFloat ? x.to_mkldnn() : x.to_mkldnn(compute);
-    return at::mkldnn_linear(xin, weight, bias).to_dense(at::kFloat);
-  }
-};
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
   Linear l;
@@ -98,21 +88,6 @@ Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const 
   return l;
 }
 
-struct Layer {
-  Linear qkv, attn_out, inter, out;
-  at::Tensor value_out;  // [heads, head_dim, hidden]: head h's slice of the output projection, transposed
-  at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
-};
-
-// QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs).
-at::Tensor scaled_scores(const at::Tensor& q, const at::Tensor& k, double scale, bool scale_query_first) {
-  if (scale_query_first) return at::matmul(q / scale, k);
-  auto scores = at::matmul(q, k);
-  scores.div_(scale);
-  return scores;
-}
-
-// MPNet's (T5-style) bucket of each relative position k - q, as its reference code computes it.
 at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance) {
   auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
   auto n = -(pos.unsqueeze(0) - pos.unsqueeze(1));  // -(memory - context)
@@ -128,32 +103,14 @@ at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_
   return ret + at::where(n < max_exact, n, large);
 }
 
-// LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
-// and LibTorch's message.
-[[noreturn]] void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
+void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
   std::string message = e.what_without_backtrace();
   if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
   throw Error("LibTorch failed " + doing + ": " + message);
 }
 
-}  // namespace
-
-struct BertEncoder::Impl {
-  BertConfig cfg;
-  EncoderOptions opt;
-  at::Device device{at::kCPU};
-  at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
-  std::optional<Linear> embed_project;  // ELECTRA, ALBERT: embedding_size -> hidden_size
-  at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
-  std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
-
-  at::Tensor position_bias(int64_t S) const;
-
-  void load(const LoadedModel& model);
-  EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
-};
-
-BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options) : impl_(new Impl) {
+BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head)
+    : impl_(new Impl) {
   tune_process_memory();
   auto& m = *impl_;
   m.cfg = model.config;
@@ -175,6 +132,7 @@ BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options
     throw Error("precision bf16 needs oneDNN, which is disabled in this LibTorch");
   try {
     m.load(model);
+    if (head) m.load_head(*head);
   } catch (const c10::Error& e) {
     throw_libtorch_error(e, std::string("preparing the weights (") + precision_name(options.precision) + ")");
   }
@@ -184,7 +142,8 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   auto& m = *this;
   const auto& options = opt;
   set_compute_threads(options.threads);
-  c10::InferenceMode guard;
+  // Not InferenceMode: its tensors could not take part in gradient importance's backward pass.
+  at::NoGradGuard no_grad;
   const auto& w = *model.weights;
   auto dense = [&](const std::string& name) { return to_tensor(w.get(name)).to(m.device); };
   namespace e = embedding_tensor;
@@ -214,6 +173,13 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     layer.ln2_b = get(l::kOutLnB).to(m.device);
     m.layers.push_back(std::move(layer));
   }
+}
+
+void BertEncoder::Impl::load_head(const TaskHead& h) {
+  at::NoGradGuard no_grad;
+  auto dense = [&](const TensorView* v) { return v ? to_tensor(*v).to(device) : at::Tensor(); };
+  head = HeadTensors{h, dense(h.dense_w), dense(h.dense_b), dense(h.norm_w), dense(h.norm_b), dense(h.out_w),
+                     dense(h.out_b)};
 }
 
 // [heads, S, S]: the bias added to every layer's scores (MPNet).
@@ -248,34 +214,57 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, ForwardOutputs want)
   }
 }
 
-EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
-  const bool want_hidden = want.hidden_states;
-  const auto& m = *this;
-  const auto& c = m.cfg;
-  const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
-  if (B <= 0 || S <= 0) throw Error("forward: empty batch");
-  if (S > c.max_tokens())
-    throw Error("forward: sequence length " + std::to_string(S) + " exceeds the model's maximum " +
+void BertEncoder::Impl::check_batch(const TokenBatch& batch) const {
+  const auto& c = cfg;
+  if (batch.batch <= 0 || batch.seq_len <= 0) throw Error("forward: empty batch");
+  if (batch.seq_len > c.max_tokens())
+    throw Error("forward: sequence length " + std::to_string(batch.seq_len) + " exceeds the model's maximum " +
                 std::to_string(c.max_tokens()));
   for (auto id : batch.input_ids)
     if (id < 0 || id >= c.vocab_size) throw Error("forward: token id " + std::to_string(id) + " outside the vocabulary");
   for (auto t : batch.token_type_ids)  // families without token type embeddings ignore them, as HF does
     if (c.token_types && (t < 0 || t >= c.type_vocab_size))
       throw Error("forward: token type " + std::to_string(t) + " out of range");
+}
 
+at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const {
+  const auto& c = cfg;
+  const int64_t E = c.embedding_size;
+  // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
+  // tokens, which in a right-padded row are exactly the leading n).
+  auto x = at::index_select(word, 0, ids).view({B, S, E}) + position.narrow(0, c.position_offset, S).unsqueeze(0);
+  if (c.token_types) x = x + at::index_select(token_type, 0, types).view({B, S, E});
+  x = at::layer_norm(x, {E}, emb_ln_w, emb_ln_b, c.layer_norm_eps).view({B * S, E});
+  if (embed_project) x = (*embed_project)(x);
+  return x;
+}
+
+at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
+  const auto& c = cfg;
+  const int64_t H = c.hidden_size;
+  auto y = at::layer_norm(L.attn_out(ctx.permute({0, 2, 1, 3}).reshape({-1, H})) + x, {H}, L.ln1_w, L.ln1_b,
+                          c.layer_norm_eps);
+  auto inter = L.inter(y);
+  switch (c.activation) {
+    case Activation::GeluErf: inter = at::gelu(inter); break;
+    case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
+    case Activation::Relu: inter = at::relu(inter); break;
+  }
+  return at::layer_norm(L.out(inter) + y, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+}
+
+EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
+  const bool want_hidden = want.hidden_states;
+  const auto& m = *this;
+  const auto& c = m.cfg;
+  const int64_t B = batch.batch, S = batch.seq_len, H = c.hidden_size, NH = c.num_heads, D = c.head_dim();
+  check_batch(batch);
   set_compute_threads(m.opt.threads);
   c10::InferenceMode guard;
   auto i64 = at::TensorOptions().dtype(at::kLong);
   auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
   auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
-
-  const int64_t E = c.embedding_size;
-  // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
-  // tokens, which in a right-padded row are exactly the leading n).
-  auto x = at::index_select(m.word, 0, ids).view({B, S, E}) + m.position.narrow(0, c.position_offset, S).unsqueeze(0);
-  if (c.token_types) x = x + at::index_select(m.token_type, 0, types).view({B, S, E});
-  x = at::layer_norm(x, {E}, m.emb_ln_w, m.emb_ln_b, c.layer_norm_eps).view({B * S, E});
-  if (m.embed_project) x = (*m.embed_project)(x);
+  auto x = embed(ids, types, B, S);
   const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(S) : at::Tensor();  // [NH, S, S]
 
   EncoderOutput out;
@@ -301,7 +290,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
   bool ragged = false;
   for (auto n : batch.lengths) ragged |= n != S;
   for (int64_t li = 0; li < c.num_layers; ++li) {
-    const auto& L = m.layers[static_cast<std::size_t>(c.stored_layer(li))];
+    const auto& L = m.layer(li);
     // No attention depends on the last layer's context, output projection, LayerNorms or FFN: without
     // hidden states the last layer stops once its attention probabilities are stored. Every layer's
     // attention is computed by the same operations either way, so it is bit-identical.
@@ -345,15 +334,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
       }
     }
     if (attention_only) break;
-    ctx = ctx.permute({0, 2, 1, 3}).reshape({B * S, H});
-    x = at::layer_norm(L.attn_out(ctx) + x, {H}, L.ln1_w, L.ln1_b, c.layer_norm_eps);
-    auto inter = L.inter(x);
-    switch (c.activation) {
-      case Activation::GeluErf: inter = at::gelu(inter); break;
-      case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
-      case Activation::Relu: inter = at::relu(inter); break;
-    }
-    x = at::layer_norm(L.out(inter) + x, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+    x = finish_layer(L, ctx, x);
     if (want_hidden) hidden_out.select(0, li + 1).copy_(x);
   }
   return out;

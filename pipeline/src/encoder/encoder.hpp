@@ -8,6 +8,7 @@
 #include "model/device.hpp"
 #include "model/model_config.hpp"
 #include "model/model_weights.hpp"
+#include "model/task_heads.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace attnscan {
@@ -68,15 +69,41 @@ struct EncoderOutput {
   }
 };
 
+// What head_importance computes for each row of a batch (docs/analyses.md, "Does the head matter?").
+// Each head h of layer l has a gate xi[l][h] that multiplies its attention probabilities before they
+// meet the values (Hugging Face's head_mask); stored attention is always ungated.
+struct ImportanceRequest {
+  // D[l][h] = 1 - cos(e, e_-lh): e the mean over the row's tokens of the last layer's hidden state,
+  // e_-lh the same with xi[l][h] = 0 (every other gate 1).
+  bool ablation = false;
+  // I[l][h] = |dL/dxi[l][h]| at xi = 1 (Michel et al. 2019), L the loss of the encoder's task head.
+  bool gradient = false;
+  std::vector<int64_t> labels;  // classification: each row's class
+  // mlm: each row's positions replaced by mask_id, whose original ids are the targets (no position: NaN)
+  std::vector<std::vector<int64_t>> masked;
+  int64_t mask_id = -1;
+};
+
+struct HeadImportance {
+  int64_t batch = 0, layers = 0, heads = 0;
+  std::vector<float> ablation, gradient;  // [batch][layer][head], empty unless requested
+};
+
 class BertEncoder {
  public:
-  BertEncoder(const LoadedModel& model, const EncoderOptions& options);
+  // `head`: the task head gradient importance differentiates (none: head_importance computes ablation only).
+  BertEncoder(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head = nullptr);
   ~BertEncoder();
   BertEncoder(const BertEncoder&) = delete;
   BertEncoder& operator=(const BertEncoder&) = delete;
 
   // Thread-safe: concurrent calls on different batches are allowed.
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want = {}) const;
+  // Head importance of each row (ImportanceRequest), rows of equal length computed together without
+  // padding. Ablation recomputes only the layers from l up, all heads of a layer at once; the gradient
+  // is one forward and backward pass. Thread-safe as forward is; gradient needs precision fp32 and the
+  // encoder built with a head.
+  HeadImportance head_importance(const TokenBatch& batch, const ImportanceRequest& request) const;
 
   const BertConfig& config() const;
   const EncoderOptions& options() const;
@@ -86,8 +113,9 @@ class BertEncoder {
   // any attention). Embedding lookups, LayerNorms, softmax and activations are not counted.
   double flops(int64_t batch, int64_t seq_len, bool hidden_states = false) const;
 
+  struct Impl;  // LibTorch's side (encoder_impl.hpp), opaque here
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

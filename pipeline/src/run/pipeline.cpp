@@ -5,6 +5,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <deque>
+#include <limits>
 #include <memory>
 
 #include "plugin_host/attention_maps.hpp"
@@ -231,6 +232,46 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
   }
 }
 
+// Each row's class for a classification head (-1 where not sampled): checked before the block runs
+// the model, so a bad label stops the run with nothing of this block written.
+std::vector<int64_t> record_classes(const std::vector<const Row*>& rows, const ImportanceSettings& s) {
+  std::vector<int64_t> out(rows.size(), -1);
+  if (!s.head || s.head->objective != HeadObjective::Classification) return out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (s.sampled(rows[i]->index)) out[i] = record_class(s, *rows[i]->record);
+  return out;
+}
+
+// Head importance of the batch's sampled members, written at each one's place in the block's
+// importance outputs.
+void importance_batch(const BertEncoder& encoder, const ImportanceSettings& s, const std::vector<std::size_t>& members,
+                      const std::vector<Encoding>& encodings, const std::vector<const Row*>& rows,
+                      const std::vector<int64_t>& classes, int32_t pad_id, LayoutChunk& chunk) {
+  std::vector<std::size_t> sampled;
+  std::vector<const Encoding*> batch;
+  std::vector<int64_t> batch_classes;
+  for (auto m : members)
+    if (s.sampled(rows[m]->index)) {
+      sampled.push_back(m);
+      batch.push_back(&encodings[m]);
+      batch_classes.push_back(classes[m]);
+    }
+  if (sampled.empty()) return;
+  const HeadImportance imp =
+      encoder.head_importance(TokenBatch::from_encodings(batch, pad_id), importance_request(s, batch, batch_classes));
+  const auto lh = static_cast<std::size_t>(imp.layers * imp.heads);
+  auto store = [&](const char* output, const std::vector<float>& values) {
+    auto& cols = chunk.scores.at(std::string(kImportanceDetector) + "/" + output);
+    for (std::size_t k = 0; k < sampled.size(); ++k) {
+      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(k * lh), lh,
+                  cols.values.begin() + static_cast<std::ptrdiff_t>(sampled[k] * lh));
+      cols.baseline[sampled[k]] = 0.0f;  // a head that changes nothing
+    }
+  };
+  if (s.ablation) store(kAblationOutput, imp.ablation);
+  if (s.head) store(kGradientOutput, imp.gradient);
+}
+
 }  // namespace
 
 AttentionPlan plan_attention(PairReader& reader, const Tokenizer& tokenizer, const PipelineSettings& s) {
@@ -301,6 +342,11 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
         for (const auto& o : d.info.outputs)
           work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
                                                        std::vector<float>(encodings.size())};
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const auto& so : importance_outputs(s.importance))  // NaN for the rows importance skips
+      work->chunk.scores[so.key()] = {std::vector<float>(encodings.size() * lh, nan),
+                                      std::vector<float>(encodings.size(), nan)};
+    const std::vector<int64_t> classes = record_classes(record_rows, s.importance);
     const bool scoring = s.detectors && !s.detectors->detectors().empty();
     std::vector<std::vector<float>> value_norms(encodings.size()), rollouts(encodings.size());  // stored ones
     // The block's batches are tasks of the run's arena: a compute stream with no block of its own
@@ -326,6 +372,8 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
           if (s.layout.rollout) rollouts[members[k]] = attention_rollout(maps[k].attention.data(), out.layers, out.heads, n);
         }
       }
+      if (s.importance.enabled())
+        importance_batch(encoder, s.importance, members, encodings, record_rows, classes, tokenizer.pad_id(), work->chunk);
       progress.batches += 1;
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];

@@ -14,6 +14,7 @@
 #include "plugin_host/plugin_host.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "plugin_host/detector_runner.hpp"
+#include "run/head_importance.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_session.hpp"
 
@@ -31,6 +32,7 @@ struct PipelineSettings {
   LayoutParams layout;
   const DetectorRunner* detectors = nullptr;  // its detectors score every example, in their order
   bool value_norms = false;  // the forward computes them: stored (layout.value_norms) or a detector's map: norm
+  ImportanceSettings importance;  // head importance of sampled rows (its outputs are in layout.scores)
 };
 
 struct PipelineProgress {

@@ -117,6 +117,24 @@ std::vector<LoadedDetector> load_detectors(const RunConfig& cfg, LayoutParams& l
   return detectors;
 }
 
+// importance.*: the task head (loaded and checked before anything is written) and the mask token.
+ImportanceSettings importance_settings(const RunConfig& cfg, const Tokenizer& tokenizer, const TaskHead* head) {
+  ImportanceSettings s;
+  s.ablation = cfg.importance_ablation;
+  s.head = head;
+  s.every = cfg.importance_every;
+  s.mlm_every = cfg.mlm_every;
+  const auto& d = cfg.dataset;
+  s.label_file = (d.format == DatasetFormat::Parallel ? d.labels : d.path).string();
+  if (head && head->objective == HeadObjective::Mlm) {
+    const std::string& mask = tokenizer.config().mask_token;
+    s.mask_id = tokenizer.vocab().find(mask);
+    if (s.mask_id < 0)
+      throw ModelError("importance.gradient mlm: the tokenizer (" + tokenizer.source() + ") has no mask token '" + mask + "'");
+  }
+  return s;
+}
+
 PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& layout, const DetectorRunner& detectors,
                                    int inflight) {
   const RunConfig& cfg = req.config;
@@ -154,6 +172,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   root.subword_kind = to_string(tokenizer.kind());
   LayoutParams layout = output_layout(cfg, model.config);
   const std::vector<LoadedDetector> detectors = load_detectors(cfg, layout, root.identity);
+  std::optional<TaskHead> head;
+  if (auto objective = head_objective_named(cfg.importance_gradient)) head = load_task_head(model, *objective);
+  const ImportanceSettings importance = importance_settings(cfg, tokenizer, head ? &*head : nullptr);
+  for (auto& so : importance_outputs(importance)) layout.scores.push_back(std::move(so));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
   const int inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
@@ -164,7 +186,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   dro.timeout_s = cfg.detector_timeout_s;
   dro.stop = &stop;
   const DetectorRunner runner(detectors, dro);
-  const PipelineSettings ps = pipeline_settings(req, layout, runner, inflight);
+  PipelineSettings ps = pipeline_settings(req, layout, runner, inflight);
+  ps.importance = importance;
   EncoderOptions eo = cfg.engine;
   eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
@@ -173,7 +196,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
-  const BertEncoder encoder(model, eo);
+  const BertEncoder encoder(model, eo, head ? &*head : nullptr);
   // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
   // needs an OpenBLAS buffer per compute thread and a batch's attention, for pairs of 64 tokens at least).
   const std::string memory_advice = memory_settings_advice(cfg.batch_tokens, threads, ps.inflight);

@@ -48,6 +48,9 @@ const ModelFamily& albert_family() {
        "classifier.", "qa_outputs."},
       TemplateKind::Bert,
       SentencePieceFlavour::Albert,
+      {"pooler.weight", "pooler.bias", HeadActivation::Tanh, "", "", 0, "classifier.weight", "classifier.bias"},
+      {"predictions.dense.weight", "predictions.dense.bias", HeadActivation::Encoder, "predictions.LayerNorm.weight",
+       "predictions.LayerNorm.bias", 0, "predictions.decoder.weight", "predictions.bias|predictions.decoder.bias"},
   };
   return f;
 }

@@ -25,6 +25,16 @@ const ModelFamily& bert_family() {
       {"bert."},
       {},
       {"embeddings.position_ids", "embeddings.token_type_ids", "pooler.", "cls.", "classifier.", "qa_outputs."},
+      TemplateKind::Bert,
+      SentencePieceFlavour::None,
+      // BertForSequenceClassification: tanh pooler on [CLS], then the classifier
+      {"pooler.dense.weight", "pooler.dense.bias", HeadActivation::Tanh, "", "", 0, "classifier.weight",
+       "classifier.bias"},
+      // BertForMaskedLM: transform (dense, hidden_act, LayerNorm), decoder tied to the word embeddings
+      {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias", HeadActivation::Encoder,
+       "cls.predictions.transform.LayerNorm.weight|cls.predictions.transform.LayerNorm.gamma",
+       "cls.predictions.transform.LayerNorm.bias|cls.predictions.transform.LayerNorm.beta", 0,
+       "cls.predictions.decoder.weight", "cls.predictions.bias|cls.predictions.decoder.bias"},
   };
   return f;
 }

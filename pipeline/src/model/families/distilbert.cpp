@@ -46,6 +46,13 @@ const ModelFamily& distilbert_family() {
        {".output_layer_norm.", ".output.LayerNorm."}},
       {"embeddings.position_ids", "vocab_transform.", "vocab_layer_norm.", "vocab_projector.", "pre_classifier.",
        "classifier.", "qa_outputs."},
+      TemplateKind::Bert,
+      SentencePieceFlavour::None,
+      {"pre_classifier.weight", "pre_classifier.bias", HeadActivation::Relu, "", "", 0, "classifier.weight",
+       "classifier.bias"},
+      // vocab_layer_norm has eps 1e-12 whatever the config says
+      {"vocab_transform.weight", "vocab_transform.bias", HeadActivation::Encoder, "vocab_layer_norm.weight",
+       "vocab_layer_norm.bias", 1e-12, "vocab_projector.weight", "vocab_projector.bias"},
   };
   return f;
 }

@@ -29,6 +29,15 @@ const ModelFamily& electra_family() {
       {},
       {"embeddings.position_ids", "embeddings.token_type_ids", "discriminator_predictions.",
        "generator_predictions.", "generator_lm_head.", "classifier.", "qa_outputs."},
+      TemplateKind::Bert,
+      SentencePieceFlavour::None,
+      // ElectraClassificationHead: gelu, not tanh
+      {"classifier.dense.weight", "classifier.dense.bias", HeadActivation::GeluErf, "", "", 0,
+       "classifier.out_proj.weight", "classifier.out_proj.bias"},
+      // the generator's head (ElectraForMaskedLM)
+      {"generator_predictions.dense.weight", "generator_predictions.dense.bias", HeadActivation::GeluErf,
+       "generator_predictions.LayerNorm.weight", "generator_predictions.LayerNorm.bias", 0,
+       "generator_lm_head.weight", "generator_lm_head.bias"},
   };
   return f;
 }

@@ -15,6 +15,18 @@
 
 namespace attnscan {
 
+// A task head on top of the encoder, as the family's checkpoints name its tensors (model/task_heads.hpp
+// loads it). Each name may list alternatives separated by '|' (e.g. LayerNorm weight|gamma); each is
+// tried as written and with the family's prefix (the pooler of a task checkpoint: "bert.pooler...").
+enum class HeadActivation { Tanh, Relu, GeluErf, Encoder };  // Encoder: the encoder's own activation
+struct TaskHeadSpec {
+  std::string dense_w, dense_b;  // the transform of the hidden state (the pooler for BERT/ALBERT)
+  HeadActivation activation = HeadActivation::Tanh;
+  std::string norm_w, norm_b;    // a LayerNorm after the activation (MLM heads); empty: none
+  double norm_eps = 0;           // 0: the encoder's layer_norm_eps
+  std::string out_w, out_b;      // the output layer; an MLM head's weight may be absent (tied to the word embeddings)
+};
+
 struct ModelFamily {
   std::string model_type;   // config.json's model_type
   std::string description;  // e.g. "DistilBERT (DistilBertModel and its task checkpoints)"
@@ -26,6 +38,9 @@ struct ModelFamily {
   // the slow class that reads a SentencePiece *.model.
   TemplateKind slow_template = TemplateKind::Bert;
   SentencePieceFlavour sentencepiece = SentencePieceFlavour::None;
+  // The heads gradient importance can differentiate (importance.gradient): a sequence classifier on
+  // the first token, and the masked-LM head. Empty dense_w: the family has none.
+  TaskHeadSpec classification, mlm;
 };
 
 // The family of a model_type; throws ModelError naming `config_file` and the supported families.

@@ -34,6 +34,11 @@ const ModelFamily& mpnet_family() {
        {".attention.LayerNorm.", ".attention.output.LayerNorm."}},
       {"embeddings.position_ids", "pooler.", "lm_head.", "classifier."},
       TemplateKind::Roberta,  // MPNetTokenizer: <s> A </s></s> B </s>
+      SentencePieceFlavour::None,
+      {"classifier.dense.weight", "classifier.dense.bias", HeadActivation::Tanh, "", "", 0,
+       "classifier.out_proj.weight", "classifier.out_proj.bias"},
+      {"lm_head.dense.weight", "lm_head.dense.bias", HeadActivation::GeluErf, "lm_head.layer_norm.weight",
+       "lm_head.layer_norm.bias", 0, "lm_head.decoder.weight", "lm_head.bias|lm_head.decoder.bias"},
   };
   return f;
 }
