@@ -1397,6 +1397,15 @@ def test_importance_matches_hf_resumes_shards_and_verifies():
     assert not os.path.exists(partial) and os.listdir(partial + ".parts"), "committed blocks were not kept"
     q = run("run", *bad_args, "-o", partial, "--set", "importance.every=3", check=False)
     assert q.returncode != 0 and "configuration changed (importance.every '1' -> '3')" in q.stderr, q.stderr
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan as reader
+    with reader.open(target) as r, h5py.File(target, "r") as f:  # importance reads as any score output
+        assert "importance/gradient" in r.outputs
+        assert np.array_equal(r.scores("importance/gradient").values, f["scores/importance/gradient/values"][...])
+    cmp = json.loads(run("compare", target, "--by", "label", "--top", "0", "--format", "json",
+                         "--resamples", "200").stdout)
+    assert {"importance/ablation", "importance/gradient"} <= {f"{t['detector']}/{t['output']}" for t in cmp["heads"]}, \
+        list(cmp)
     heads = json.loads(run("heads", target, "--top", "2", "--format", "json").stdout)
     pattern = [h for h in heads["heads"] if h["detector"] == "next_token"]
     assert pattern and all("importance" in h and "ablation" in h["importance"] for h in pattern), pattern
