@@ -379,6 +379,62 @@ def test_report_compare_and_similarity():
         driver.quit()
 
 
+def test_report_importance():
+    """Head importance (importance.ablation, importance.gradient on the real MiniLM with a random classifier): one
+    scatter per detector output and importance kind, one point per head placed by the file's mean pattern score (x)
+    and mean importance (y), the three strongest heads of each labelled, tooltips with the file's numbers; the
+    importance outputs get their own "Importance:" sections."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    model = os.path.join(fixtures, "importance", "minilm-classifier", "model")
+    paws = os.path.join(ROOT, "..", "shared", "datasets", "paws", "dev.tsv")
+    if not os.path.exists(os.path.join(model, "model.safetensors")) or not os.path.exists(paws):
+        raise Skip(f"{model} (tests/reference/make_importance_fixtures.py) or {paws} missing")
+    h5 = out("importance.h5")
+    run("run", "--set", "dataset.path=" + paws, "--set", "dataset.label=label", "--set", "dataset.max_rows=16",
+        "--model", model, "--set", "detectors=next_token,delimiter", "--set", "importance.ablation=true",
+        "--set", "importance.gradient=classification", "-o", h5, "--no-progress")
+    html = out("importance.html")
+    run("report", h5, "-o", html)
+    f = h5py.File(h5, "r")
+    patterns = ["next_token/next_token", "delimiter/cls", "delimiter/sep", "delimiter/cls_or_sep"]
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        figs = driver.find_elements("css selector", "#importance .figure.importance-scatter")
+        assert len(figs) == len(patterns) * 2, len(figs)
+        titles = [h.text for h in driver.find_elements("css selector", "section.pattern h2")]
+        assert "Importance: importance/ablation" in titles and "Importance: importance/gradient" in titles, titles
+        for fig in figs:
+            pattern, imp = fig.get_attribute("data-pattern"), fig.get_attribute("data-importance")
+            x = f[f"scores/{pattern}/mean"][...].ravel()
+            y = f[f"scores/{imp}/mean"][...].ravel()
+            points = driver.execute_script(
+                "return Array.from(arguments[0].querySelectorAll('circle.head-point')).map((c) => "
+                "[+c.dataset.layer * 12 + +c.dataset.head, +c.getAttribute('cx'), +c.getAttribute('cy')]);", fig)
+            assert len(points) == 72, (pattern, imp, len(points))
+            k = np.array([p[0] for p in points])
+            cx, cy = np.array([p[1] for p in points]), np.array([p[2] for p in points])
+            # positions are the file's numbers on linear axes: x grows with the score, y (down the page) shrinks
+            assert np.allclose(np.polyfit(x[k], cx, 1)[0] * (x[k] - x[k].mean()), cx - cx.mean(), atol=1e-3), pattern
+            assert np.allclose(np.polyfit(y[k], cy, 1)[0] * (y[k] - y[k].mean()), cy - cy.mean(), atol=1e-3), imp
+            labels = {t.text for t in fig.find_elements("css selector", "text.head-label")}
+            want = {f"{i // 12}-{i % 12}" for i in list(np.argsort(-x)[:3]) + list(np.argsort(-y)[:3])}
+            assert labels == want, (pattern, imp, labels, want)
+        from selenium.webdriver.common.action_chains import ActionChains
+        first = figs[0].find_elements("css selector", "circle.head-point")[5]
+        ActionChains(driver).move_to_element(first).perform()
+        text = driver.find_element("id", "tooltip").text
+        # points may overlap: the tooltip names the head under the pointer
+        m = re.search(r"layer (\d+), head (\d+) \(0-indexed\)\nnext_token/next_token: (\S+)\nimportance/ablation: (\S+)", text)
+        l, h = int(m.group(1)), int(m.group(2))
+        assert m and close(m.group(3), f["scores/next_token/next_token/mean"][l, h], 4) and \
+            close(m.group(4), f["scores/importance/ablation/mean"][l, h], 6), text
+        screenshot_sections(driver, "importance")
+    finally:
+        driver.quit()
+
+
 def set_threshold(driver, fig, value):
     driver.execute_script("const s = arguments[0].querySelector('input.threshold'); s.value = arguments[1];"
                           "s.dispatchEvent(new Event('input'));", fig, value)

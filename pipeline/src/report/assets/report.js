@@ -53,7 +53,9 @@
   // ---- attention maps: weights, norm-weighted (Kobayashi et al. 2020), rollout (Abnar & Zuidema 2020) ----
   const MAP_NAMES = { weights: "weights", norm: "norm-weighted", rollout: "rollout" };
   // A detector output's name with the map it scored, so norm and rollout scores read as such.
-  const outputLabel = (o) => (o.map && o.map !== "weights" ? `${o.key} [${MAP_NAMES[o.map] || o.map} map]` : o.key);
+  // Head importance (importance.*) is stored as the outputs of a detector named "importance".
+  const isImportance = (o) => o.detector === "importance";
+  const outputLabel = (o) => (o.map && o.map !== "weights" && !isImportance(o) ? `${o.key} [${MAP_NAMES[o.map] || o.map} map]` : o.key);
   // Per example: every map the views draw, as Float32Array(n * n) of values in 0..1 (rows: query), from
   // one byte per value: the weights and the norm-weighted map ([stored layer][stored head][q][k];
   // alpha_qk * ||f_h(x_k)|| with rows normalised, computed by attnscan from the stored weights), and the
@@ -528,11 +530,13 @@
   }
 
   function patternSection(o, idx) {
-    const s = section("pattern-" + idx, `Pattern: ${outputLabel(o)}`);
+    const s = section("pattern-" + idx, `${isImportance(o) ? "Importance" : "Pattern"}: ${outputLabel(o)}`);
     s.classList.add("pattern");
     s.dataset.key = o.key;
     s.dataset.map = o.map;
-    el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""}; ` +
+    if (isImportance(o)) el("p", {}, s, `${o.description} (importance.* of the run, ${o.parameters}; docs/analyses.md). ` +
+      "The examples below are those where the head matters most.");
+    else el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""}; ` +
       `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)" }[o.map] || o.map + " map"})`);
     const t = el("table", { class: "top-heads" }, s);
     const hr = el("tr", {}, t);
@@ -713,9 +717,64 @@
     });
   }
 
+  // ---- does the head matter? each head's pattern score against its importance (importance.*) -------
+  function importanceSection() {
+    const imps = DATA.outputs.filter(isImportance), patterns = DATA.outputs.filter((o) => !isImportance(o));
+    if (!imps.length) return;
+    const s = section("importance", "Pattern and importance");
+    el("p", {}, s, "One point per head (colour: layer): its mean pattern score (x) against its mean importance over the " +
+      "same file's examples (y): ablation = 1 - cos of the mean last hidden state with and without the head, gradient = " +
+      "|dL/d gate| (Michel et al. 2019); docs/analyses.md. Labelled: the three strongest heads of the pattern (bold) " +
+      "and the three most important heads. A pattern whose strongest heads sit at the bottom does not matter to the model here.");
+    if (!patterns.length) { el("div", { class: "note" }, s, "This file has no detector outputs to set against importance (detectors: in the config)."); return; }
+    const figs = el("div", { class: "figures" }, s);
+    const layerColours = [...Array(L).keys()].map(headColour);
+    const top = (values, k) => values.map((v, i) => [v, i]).filter(([v]) => v !== null && Number.isFinite(v))
+      .sort((a, b) => b[0] - a[0]).slice(0, k).map(([, i]) => i);
+    patterns.forEach((o) => imps.forEach((imp) => {
+      const name = `${safe(o.detector)}-${safe(o.output)}-vs-${safe(imp.output)}-importance`;
+      const fig = el("div", { class: "figure importance-scatter", "data-name": name, "data-pattern": o.key, "data-importance": imp.key }, figs);
+      el("div", { class: "title" }, fig, `${outputLabel(o)} against ${imp.output} importance`);
+      const width = 460, height = 340, left = 62, right = 70, topPad = 14, bottom = 40;
+      const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
+      const xs = o.stats.mean, ys = imp.stats.mean;
+      const ok = xs.map((x, k) => x !== null && ys[k] !== null && Number.isFinite(x) && Number.isFinite(ys[k]));
+      const fx = xs.filter((x, k) => ok[k]), fy = ys.filter((y, k) => ok[k]);
+      const x0 = Math.min(...fx), x1 = Math.max(...fx), y0 = Math.min(0, ...fy), y1 = Math.max(...fy);
+      const X = (x) => left + ((x - x0) / (x1 - x0 || 1)) * (width - left - right);
+      const Y = (y) => topPad + ((y1 - y) / (y1 - y0 || 1)) * (height - topPad - bottom);
+      el("svg:line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, stroke: "#888" }, svg);
+      el("svg:line", { x1: left, y1: topPad, x2: left, y2: height - bottom, stroke: "#888" }, svg);
+      [[x0, "start"], [x1, "end"]].forEach(([v, a]) => el("svg:text", { x: X(v), y: height - bottom + 14, "text-anchor": a }, svg, fmtScale(v)));
+      [y0, y1].forEach((v) => el("svg:text", { x: left - 4, y: Y(v) + 4, "text-anchor": "end" }, svg, fmtScale(v)));
+      el("svg:text", { x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle" }, svg, `${o.key}: mean score`);
+      el("svg:text", { x: 12, y: (topPad + height - bottom) / 2, "text-anchor": "middle",
+        transform: `rotate(-90 12 ${(topPad + height - bottom) / 2})` }, svg, `${imp.output} importance`);
+      const strongest = top(xs.map((x, k) => (ok[k] ? x : null)), 3), important = top(ys.map((y, k) => (ok[k] ? y : null)), 3);
+      xs.forEach((x, k) => {
+        if (!ok[k]) return;
+        const l = Math.floor(k / H), h = k % H;
+        const c = el("svg:circle", { class: "head-point", cx: X(x), cy: Y(ys[k]), r: 4, fill: layerColours[l], "fill-opacity": 0.85,
+          "data-layer": l, "data-head": h }, svg);
+        c.addEventListener("mousemove", (evt) => showTip(evt, `layer ${l}, head ${h} (0-indexed)\n${o.key}: ${fmt(x)}\n${imp.key}: ${fmt(ys[k], 6)}`));
+        c.addEventListener("mouseleave", hideTip);
+        if (strongest.includes(k) || important.includes(k))
+          el("svg:text", { class: "head-label", x: X(x) + 6, y: Y(ys[k]) - 5, "font-weight": strongest.includes(k) ? "bold" : "normal" },
+            svg, `${l}-${h}`);
+      });
+      for (let l = 0; l < L; ++l) {
+        el("svg:circle", { cx: width - right + 14, cy: topPad + 6 + l * 14, r: 4, fill: layerColours[l] }, svg);
+        el("svg:text", { x: width - right + 22, y: topPad + 10 + l * 14 }, svg, `layer ${l}`);
+      }
+      fig.appendChild(svg);
+      exportBar(fig, name, svgFigure(svg));
+    }));
+  }
+
   const nav = document.getElementById("nav");
   overview();
   DATA.outputs.forEach((o, i) => patternSection(o, i));
+  importanceSection();
   labelSection();
   comparisonSection();
   similaritySection();
