@@ -124,3 +124,32 @@ TEST(RunConfigErrors, UnknownDetectorMapNamesItsLine) {
                 .find("run.yaml:3: detectors: entropy: map: 'norms': expected weights, norm or rollout"),
             std::string::npos);
 }
+
+TEST(RunConfig, ImportanceOptionsAreReadAndPartOfTheIdentity) {
+  auto path = yaml("importance", "dataset:\n  path: x.tsv\n  label: label\nimportance:\n  ablation: true\n"
+                                 "  gradient: classification\n  every: 4\n  mlm_every: 5\n");
+  ConfigBuilder b;
+  b.load_yaml(path);
+  const auto c = b.build();
+  EXPECT_TRUE(c.importance_ablation);
+  EXPECT_EQ(c.importance_gradient, "classification");
+  EXPECT_EQ(c.importance_every, 4u);
+  EXPECT_EQ(c.mlm_every, 5);
+  EXPECT_NE(b.identity().find("importance.every: 4\n"), std::string::npos) << b.identity();
+  EXPECT_NE(b.identity().find("importance.gradient: classification\n"), std::string::npos) << b.identity();
+}
+
+TEST(RunConfigErrors, ImportanceNeedsLabelsFp32AndItsName) {
+  EXPECT_NE(config_error("imp_label", "dataset:\n  path: x.tsv\nimportance:\n  gradient: classification\n")
+                .find("importance.gradient classification needs each example's class: set dataset.label"),
+            std::string::npos);
+  EXPECT_NE(config_error("imp_bf16", "dataset:\n  path: x.tsv\nengine:\n  precision: bf16\nimportance:\n  gradient: mlm\n")
+                .find("importance.gradient needs engine.precision fp32"),
+            std::string::npos);
+  EXPECT_NE(config_error("imp_name", "dataset:\n  path: x.tsv\nimportance:\n  ablation: true\ndetectors:\n"
+                                     "  - {name: entropy, as: importance}\n")
+                .find("run.yaml:6: the detector name 'importance' is taken by importance.*"),
+            std::string::npos);
+  EXPECT_NE(config_error("imp_kind", "dataset:\n  path: x.tsv\nimportance:\n  gradient: loss\n").find("importance.gradient"),
+            std::string::npos);
+}

@@ -196,6 +196,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
+  if (importance.enabled())
+    log << "importance: " << (importance.ablation ? "ablation" : "") << (importance.ablation && head ? " and " : "")
+        << (head ? "gradient of the " + head->description : "") << ", rows whose index is a multiple of "
+        << importance.every << "\n";
   const BertEncoder encoder(model, eo, head ? &*head : nullptr);
   // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
   // needs an OpenBLAS buffer per compute thread and a batch's attention, for pairs of 64 tokens at least).
