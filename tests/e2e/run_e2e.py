@@ -1406,6 +1406,15 @@ def test_importance_matches_hf_resumes_shards_and_verifies():
                          "--resamples", "200").stdout)
     assert {"importance/ablation", "importance/gradient"} <= {f"{t['detector']}/{t['output']}" for t in cmp["heads"]}, \
         list(cmp)
+    # SIGKILL once a block is committed, then resume: the same file as an uninterrupted run
+    paws = ["--set", "dataset.path=" + os.path.join(DATASETS, "paws", "dev.tsv"), "--set", "dataset.max_rows=16",
+            "--set", "pipeline.inflight=1", *imp[2:], "--set", "importance.every=2"]
+    run("run", *paws, "-o", out("imp_paws.h5"))
+    killed_target = out("imp_killed.h5")
+    killed, _ = interrupted(paws, killed_target, signal.SIGKILL, 0.0, ready=lambda: committed_blocks(killed_target) >= 1)
+    assert killed and not os.path.exists(killed_target), "the run ended before it could be killed"
+    assert "resuming:" in run("run", *paws, "-o", killed_target).stderr
+    assert_same_file(out("imp_paws.h5"), killed_target)
     heads = json.loads(run("heads", target, "--top", "2", "--format", "json").stdout)
     pattern = [h for h in heads["heads"] if h["detector"] == "next_token"]
     assert pattern and all("importance" in h and "ablation" in h["importance"] for h in pattern), pattern
