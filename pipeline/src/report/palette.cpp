@@ -11,6 +11,9 @@ const std::vector<std::string> kHeadColours = {"#1f77b4", "#ff7f0e", "#2ca02c", 
                                                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939",
                                                "#8c6d31", "#843c39", "#7b4173", "#3182bd"};
 
+const std::string kUndefinedCell = "#dddddd", kSentenceAText = "#222222", kSentenceBText = "#114a7a",
+                  kSpecialTokenText = "#8a1c7c", kRolloutLine = "#333333";
+
 double diverging_position(double v, double lo, double baseline, double hi) {
   // One unit of score is one step of colour on both sides, so a head below the baseline is as pale or
   // as strong as its distance from the baseline, not saturated because the range below is short.

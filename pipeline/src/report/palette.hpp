@@ -11,6 +11,9 @@ namespace attnscan::report {
 extern const std::vector<std::string> kDiverging;
 // One colour per head (cycled when a model has more heads).
 extern const std::vector<std::string> kHeadColours;
+// A heatmap cell without a defined value; token text of sentence A, of sentence B and of special
+// tokens (head views); the rollout's lines.
+extern const std::string kUndefinedCell, kSentenceAText, kSentenceBText, kSpecialTokenText, kRolloutLine;
 
 // Position of `value` on the diverging scale in [-1, 1]: 0 at `baseline`, +-1 at the larger of the
 // distances from the baseline to `lo` and to `hi` (symmetric, so equal distances get equal colour).

@@ -218,7 +218,9 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
       {"config", root.config_yaml},
       {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)},
                   {"value_norms", p.value_norms}, {"rollout", p.rollout}}},
-      {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}}},
+      {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}, {"undefined", kUndefinedCell},
+                   {"sentence_a", kSentenceAText}, {"sentence_b", kSentenceBText}, {"special", kSpecialTokenText},
+                   {"rollout", kRolloutLine}}},
       {"options", {{"top", o.top}, {"examples", o.examples}}},
   };
   std::string label_note;

@@ -53,7 +53,7 @@ std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L,
   for (int64_t l = 0; l < L; ++l)
     for (int64_t h = 0; h < H; ++h) {
       const float v = s.mean[static_cast<std::size_t>(l * H + h)];
-      const std::string fill = std::isfinite(v) ? diverging_colour(diverging_position(v, d.lo, d.baseline, d.hi)) : "#dddddd";
+      const std::string fill = std::isfinite(v) ? diverging_colour(diverging_position(v, d.lo, d.baseline, d.hi)) : kUndefinedCell;
       out += "<rect class=\"cell\" x=\"" + num(left + h * cw) + "\" y=\"" + num(top + l * ch) + "\" width=\"" + num(cw - 1) +
              "\" height=\"" + num(ch - 1) + "\" fill=\"" + fill + "\" data-layer=\"" + std::to_string(l) + "\" data-head=\"" +
              std::to_string(h) + "\" data-value=\"" + (std::isfinite(v) ? num(v) : "nan") + "\"><title>layer " +
@@ -139,7 +139,9 @@ std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t 
              num(w, "%.4f") + "\"/>\n";
     }
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string style = e.special[i] ? "font-weight=\"bold\" fill=\"#8a1c7c\"" : e.segment[i] ? "fill=\"#114a7a\"" : "fill=\"#222\"";
+    const std::string style = e.special[i]   ? "font-weight=\"bold\" fill=\"" + kSpecialTokenText + "\""
+                              : e.segment[i] ? "fill=\"" + kSentenceBText + "\""
+                                             : "fill=\"" + kSentenceAText + "\"";
     out += text(xl - 4, 28 + static_cast<double>(i) * row, e.tokens[i], "text-anchor=\"end\" " + style);
     out += text(xr + 4, 28 + static_cast<double>(i) * row, e.tokens[i], style);
   }

@@ -71,6 +71,265 @@ RowSumRange row_sum_range(const std::string& dtype) {
   return {1 - 1e-3, 1 + 1e-3};
 }
 
+namespace {
+
+// What every section of the check reads: the file, its parameters and the report it adds to.
+struct Checked {
+  const std::filesystem::path& path;
+  const LayoutReader& reader;
+  const h5::File& f;
+  const LayoutParams& params;
+  CheckReport& report;
+  std::string where() const { return path.string(); }
+};
+
+// The per-example and per-token columns the later sections need, read through their checksums.
+struct Columns {
+  bool ok = true;  // every column read and of its table's length
+  std::size_t token_rows = 0;
+  std::vector<int64_t> n_tokens, token_offset, attention_offset, char_start, char_end;
+  std::vector<std::string> sentence_a, sentence_b;
+  std::vector<uint8_t> segment;
+};
+
+// A final file's root attributes agree with its examples (block parts carry none).
+void check_root(const Checked& c) {
+  if (c.f.has_attr("/", "block")) return;
+  try {
+    const RootInfo root = read_root(c.f);
+    if (root.examples_written != c.report.examples)
+      c.report.problems.push_back(c.where() + ": root attribute examples_written is " +
+                                  std::to_string(root.examples_written) + ", examples/index holds " +
+                                  std::to_string(c.report.examples));
+  } catch (const Error& e) {
+    c.report.problems.push_back(e.what());
+  }
+}
+
+// Every column, read through its Fletcher32 checksums; the lengths within each table agree.
+Columns read_columns(const Checked& c) {
+  Columns cols;
+  const bool char_offsets = c.report.format_version >= kFirstCharOffsetsVersion;
+  LayoutChunk none;
+  for_each_column(none, [&](const char* name, auto& column, std::size_t) {
+    using T = typename std::decay_t<decltype(column)>::value_type;
+    if (!char_offsets && is_char_offset_column(name)) return;  // older files have none
+    std::vector<T> values;
+    if (!read_all(c.f, name, values, c.report)) return void(cols.ok = false);
+    const std::string n(name);
+    const std::size_t expect = n.rfind("examples/", 0) == 0 ? c.report.examples
+                               : n.rfind("rejects/", 0) == 0 ? c.report.rejects
+                               : cols.token_rows;
+    if (n.rfind("tokens/", 0) == 0 && n == "tokens/id") cols.token_rows = values.size();
+    else if (values.size() != expect) {
+      c.report.problems.push_back(c.where() + ": dataset " + n + " holds " + std::to_string(values.size()) +
+                                  " rows, its table " + std::to_string(expect));
+      cols.ok = false;
+    }
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (n == "examples/sentence_a") cols.sentence_a = values;
+      if (n == "examples/sentence_b") cols.sentence_b = values;
+    }
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      if (n == "tokens/segment") cols.segment = values;
+    }
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (n == "tokens/char_start") cols.char_start = values;
+      if (n == "tokens/char_end") cols.char_end = values;
+      if (n == "examples/n_tokens") cols.n_tokens = values;
+      if (n == "examples/token_offset") cols.token_offset = values;
+      if (n == "examples/attention_offset") cols.attention_offset = values;
+    }
+  });
+  return cols;
+}
+
+uint64_t values_per_token_pair(const LayoutParams& p) { return static_cast<uint64_t>(p.layers.size() * p.heads.size()); }
+
+// Offsets: tokens back to back in example order; attention ranges in order, within the values.
+void check_offsets(const Checked& c, const Columns& cols, const AttentionChecks& checks) {
+  Findings bad(c.report, "offset problems");
+  const uint64_t per_token2 = values_per_token_pair(c.params);
+  const bool external = c.reader.external_attention();
+  int64_t next_token = 0;
+  uint64_t attention_end = 0;
+  for (std::size_t i = 0; i < c.report.examples; ++i) {
+    const std::string example = c.where() + ": example " + std::to_string(i);
+    if (cols.n_tokens[i] < 0) {
+      bad.add(example + ": examples/n_tokens is " + std::to_string(cols.n_tokens[i]));
+      continue;
+    }
+    if (cols.token_offset[i] != next_token)
+      bad.add(example + ": examples/token_offset is " + std::to_string(cols.token_offset[i]) + ", expected " +
+              std::to_string(next_token));
+    next_token = cols.token_offset[i] + cols.n_tokens[i];
+    const int64_t o = cols.attention_offset[i];
+    if (o < -1) bad.add(example + ": examples/attention_offset is " + std::to_string(o));
+    if (o < 0) continue;
+    ++c.report.stored_examples;
+    const auto n = static_cast<uint64_t>(cols.n_tokens[i]);
+    const uint64_t end = static_cast<uint64_t>(o) + per_token2 * n * n;
+    if (static_cast<uint64_t>(o) < attention_end || (!external && end > checks.values()))
+      bad.add(example + ": attention values " + range(static_cast<uint64_t>(o), end) +
+              " overlap the previous example or lie beyond attention/values (" + std::to_string(checks.values()) + ")");
+    attention_end = end;
+  }
+  if (next_token != static_cast<int64_t>(cols.token_rows))
+    bad.add(c.where() + ": the examples' tokens end at " + std::to_string(next_token) + ", tokens/id holds " +
+            std::to_string(cols.token_rows));
+}
+
+// Character offsets: -1/-1, or 0 <= start <= end <= the length (code points) of the token's sentence.
+void check_char_offsets(const Checked& c, const Columns& cols) {
+  Findings bad(c.report, "tokens with character offsets outside their sentence");
+  for (std::size_t i = 0; i < c.report.examples; ++i) {
+    const int64_t lengths[2] = {code_points(cols.sentence_a[i]), code_points(cols.sentence_b[i])};
+    for (int64_t t = std::max<int64_t>(cols.token_offset[i], 0); t < cols.token_offset[i] + cols.n_tokens[i]; ++t) {
+      const auto k = static_cast<std::size_t>(t);
+      if (k >= cols.char_start.size()) break;  // reported by check_offsets
+      const int64_t s = cols.char_start[k], e = cols.char_end[k], len = lengths[cols.segment[k] ? 1 : 0];
+      if ((s == -1 && e == -1) || (s >= 0 && s <= e && e <= len)) continue;
+      bad.add(c.where() + ": example " + std::to_string(i) + ", token " + std::to_string(t - cols.token_offset[i]) +
+              ": tokens/char_start, char_end (" + std::to_string(s) + ", " + std::to_string(e) +
+              ") outside its sentence (" + std::to_string(len) + " characters)");
+    }
+  }
+}
+
+// Attention: every checksum span (format_version 1: every value readable). True when nothing failed.
+bool check_attention_bytes(const Checked& c, const AttentionChecks& checks) {
+  const std::size_t problems_before = c.report.problems.size();
+  if (c.reader.external_attention() || checks.values() == 0) return true;
+  // Contiguous (uncompressed) attention needs its own checksums; chunked attention has Fletcher32.
+  if (c.report.checksums && !checks.present() && !c.f.has_checksum_filter("attention/values"))
+    c.report.problems.push_back(c.where() + " is damaged: dataset " + kAttentionChecksums + " is missing");
+  c.report.checksum_spans = checks.present() ? (checks.values() + kChecksumSpan - 1) / kChecksumSpan : 0;
+  Findings bad(c.report, "damaged attention ranges");
+  for (const auto& [a, b] : checks.bad_spans(c.f))
+    bad.add(c.where() + " is damaged: dataset attention/values, values " + range(a, b) + " (checksum mismatch)");
+  if (!checks.present()) {
+    std::vector<uint8_t> buf;
+    for (uint64_t a = 0; a < checks.values(); a += kPiece * 64) {
+      const uint64_t b = std::min(checks.values(), a + kPiece * 64);
+      buf.resize(static_cast<std::size_t>(b - a) * checks.value_size());
+      try {
+        c.f.read_raw("attention/values", a, b, buf.data());
+      } catch (const Error& e) {
+        bad.add(e.what());
+      }
+    }
+  }
+  return c.report.problems.size() == problems_before;
+}
+
+// Every stored attention row sums to 1 within what the dtype's rounding allows.
+void check_row_sums(const Checked& c, const Columns& cols) {
+  const RowSumRange limits = row_sum_range(dtype_name(c.params.dtype));
+  const uint64_t per_token2 = values_per_token_pair(c.params);
+  Findings bad(c.report, "examples with attention rows not summing to 1");
+  for (std::size_t i = 0; i < c.report.examples; ++i) {
+    if (cols.attention_offset[i] < 0 || cols.n_tokens[i] < 0) continue;
+    const auto n = static_cast<uint64_t>(cols.n_tokens[i]), o = static_cast<uint64_t>(cols.attention_offset[i]);
+    std::vector<float> v;
+    try {
+      v = c.reader.attention_floats(o, o + per_token2 * n * n);
+    } catch (const Error& e) {
+      bad.add(e.what());
+      continue;
+    }
+    std::size_t wrong = 0;
+    double worst = 1;
+    for (std::size_t r = 0; r < per_token2 * n; ++r) {
+      double s = 0;
+      for (std::size_t k = 0; k < n; ++k) s += v[r * n + k];
+      if (c.params.dtype == AttentionDType::U8) s /= 255.0;
+      if (!(s >= limits.low && s <= limits.high)) {
+        if (wrong++ == 0 || std::fabs(s - 1) > std::fabs(worst - 1) || std::isnan(s)) worst = s;
+      }
+      ++c.report.rows_checked;
+    }
+    if (wrong > 0)
+      bad.add(c.where() + ": example " + std::to_string(i) + ": " + std::to_string(wrong) + " of " +
+              std::to_string(per_token2 * n) + " attention rows do not sum to 1 (e.g. " + std::to_string(worst) + "; " +
+              dtype_name(c.params.dtype) + " allows " + std::to_string(limits.low) + ".." + std::to_string(limits.high) +
+              ")");
+  }
+}
+
+// Value norms and rollout (when stored): their lengths follow the tokens and examples; every value
+// read through its checksums.
+void check_maps(const Checked& c, const Columns& cols) {
+  uint64_t rollout_values = 0;
+  for (auto n : cols.n_tokens) rollout_values += static_cast<uint64_t>(c.params.model_layers * n * n);
+  const std::pair<bool, std::pair<const char*, uint64_t>> optional[] = {
+      {c.params.value_norms, {kValueNorms, cols.token_rows}}, {c.params.rollout, {kRollout, rollout_values}}};
+  for (const auto& [stored, what] : optional) {
+    if (!stored) continue;
+    const auto& [name, rows] = what;
+    Findings bad(c.report, std::string("problems in ") + name);
+    try {
+      const auto dims = c.f.dims(name);
+      if (dims.empty() || dims[0] != rows) {
+        bad.add(c.where() + ": dataset " + name + " holds " + std::to_string(dims.empty() ? 0 : dims[0]) +
+                " rows, expected " + std::to_string(rows));
+        continue;
+      }
+      for (uint64_t a = 0; a < rows; a += kPiece * 16) c.f.read_rows(name, a, std::min(rows, a + kPiece * 16));
+    } catch (const Error& e) {
+      bad.add(e.what());
+    }
+  }
+}
+
+// Gold trees (annotated datasets): one row per token, read through their checksums; heads >= -2.
+void check_trees(const Checked& c, const Columns& cols) {
+  Findings bad(c.report, std::string("problems in ") + kDepHead + " / " + kDepRelation);
+  std::vector<int32_t> head;
+  std::vector<std::string> relation;
+  if (!read_all(c.f, kDepHead, head, c.report) || !read_all(c.f, kDepRelation, relation, c.report)) return;
+  for (const auto& [name, rows] : {std::make_pair(kDepHead, head.size()), std::make_pair(kDepRelation, relation.size())})
+    if (rows != cols.token_rows)
+      bad.add(c.where() + ": dataset " + name + " holds " + std::to_string(rows) + " rows, tokens/id " +
+              std::to_string(cols.token_rows));
+  for (std::size_t t = 0; t < head.size(); ++t)
+    if (head[t] < -2) {
+      bad.add(c.where() + ": dataset " + kDepHead + " row " + std::to_string(t) + " is " + std::to_string(head[t]) +
+              " (expected a word index, -1 root or -2 special)");
+      break;
+    }
+}
+
+// Scores: one row per example, read through their checksums; finite or NaN (undefined).
+void check_scores(const Checked& c) {
+  for (const auto& so : c.params.scores) {
+    for (const char* part_name : {"values", "baseline"}) {
+      const std::string name = score_group(so.key()) + "/" + part_name;
+      Findings bad(c.report, "problems in " + name);
+      try {
+        const auto dims = c.f.dims(name);
+        if (dims.empty() || dims[0] != c.report.examples) {
+          bad.add(c.where() + ": dataset " + name + " holds " + std::to_string(dims.empty() ? 0 : dims[0]) +
+                  " rows for " + std::to_string(c.report.examples) + " examples");
+          continue;
+        }
+        for (std::size_t a = 0; a < c.report.examples; a += 4096) {
+          const std::size_t b = std::min(c.report.examples, a + 4096);
+          const auto v = c.f.read_rows(name, a, b);
+          const std::size_t per = v.size() / (b - a);
+          for (std::size_t k = 0; k < v.size(); ++k)
+            if (std::isinf(v[k]))
+              bad.add(c.where() + ": dataset " + name + ", example " + std::to_string(a + k / per) + ": score " +
+                      std::to_string(v[k]) + " (scores are finite, or NaN where undefined)");
+        }
+      } catch (const Error& e) {
+        bad.add(e.what());
+      }
+    }
+  }
+}
+
+}  // namespace
+
 CheckReport check_layout_file(const std::filesystem::path& path, const CheckOptions& options) {
   CheckReport report;
   std::unique_ptr<LayoutReader> reader;
@@ -80,242 +339,22 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
     report.problems.push_back(e.what());
     return report;
   }
-  const h5::File& f = reader->file();
-  const LayoutParams& params = reader->params();
   report.format_version = reader->format_version();
   report.examples = reader->examples();
   report.rejects = reader->rejects();
-  const bool external = reader->external_attention();
-  const bool part = f.has_attr("/", "block");
-  if (!part) {
-    try {
-      const RootInfo root = read_root(f);
-      if (root.examples_written != report.examples)
-        report.problems.push_back(path.string() + ": root attribute examples_written is " +
-                                  std::to_string(root.examples_written) + ", examples/index holds " +
-                                  std::to_string(report.examples));
-    } catch (const Error& e) {
-      report.problems.push_back(e.what());
-    }
-  }
-
-  // Every column, read through its Fletcher32 checksums; the lengths within each table agree.
-  std::vector<int64_t> n_tokens, token_offset;
-  std::vector<int64_t> attention_offset;
-  std::size_t token_rows = 0;
-  bool columns_ok = true;
-  std::vector<std::string> sentence_a, sentence_b;
-  std::vector<uint8_t> segment;
-  std::vector<int64_t> char_start, char_end;
-  const bool char_offsets = report.format_version >= kFirstCharOffsetsVersion;
-  LayoutChunk none;
-  for_each_column(none, [&](const char* name, auto& column, std::size_t) {
-    using T = typename std::decay_t<decltype(column)>::value_type;
-    if (!char_offsets && is_char_offset_column(name)) return;  // older files have none
-    std::vector<T> values;
-    if (!read_all(f, name, values, report)) return void(columns_ok = false);
-    const std::string n(name);
-    const std::size_t expect = n.rfind("examples/", 0) == 0 ? report.examples
-                               : n.rfind("rejects/", 0) == 0 ? report.rejects
-                               : token_rows;
-    if (n.rfind("tokens/", 0) == 0 && n == "tokens/id") token_rows = values.size();
-    else if (values.size() != expect) {
-      report.problems.push_back(path.string() + ": dataset " + n + " holds " + std::to_string(values.size()) +
-                                " rows, its table " + std::to_string(expect));
-      columns_ok = false;
-    }
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (n == "examples/sentence_a") sentence_a = values;
-      if (n == "examples/sentence_b") sentence_b = values;
-    }
-    if constexpr (std::is_same_v<T, uint8_t>) {
-      if (n == "tokens/segment") segment = values;
-    }
-    if constexpr (std::is_same_v<T, int64_t>) {
-      if (n == "tokens/char_start") char_start = values;
-      if (n == "tokens/char_end") char_end = values;
-      if (n == "examples/n_tokens") n_tokens = values;
-      if (n == "examples/token_offset") token_offset = values;
-      if (n == "examples/attention_offset") attention_offset = values;
-    }
-  });
-
-  // Offsets: tokens back to back in example order; attention ranges in order, within the values.
-  AttentionChecks checks(f);
+  const Checked c{path, *reader, reader->file(), reader->params(), report};
+  check_root(c);
+  const Columns cols = read_columns(c);
+  const AttentionChecks checks(c.f);
   report.attention_values = checks.values();
   report.checksums = report.format_version >= kFirstChecksummedVersion;
-  const uint64_t per_token2 = static_cast<uint64_t>(params.layers.size() * params.heads.size());
-  if (columns_ok) {
-    Findings bad(report, "offset problems");
-    int64_t next_token = 0;
-    uint64_t attention_end = 0;
-    for (std::size_t i = 0; i < report.examples; ++i) {
-      if (n_tokens[i] < 0) {
-        bad.add(path.string() + ": example " + std::to_string(i) + ": examples/n_tokens is " + std::to_string(n_tokens[i]));
-        continue;
-      }
-      if (token_offset[i] != next_token)
-        bad.add(path.string() + ": example " + std::to_string(i) + ": examples/token_offset is " +
-                std::to_string(token_offset[i]) + ", expected " + std::to_string(next_token));
-      next_token = token_offset[i] + n_tokens[i];
-      const int64_t o = attention_offset[i];
-      if (o < -1) bad.add(path.string() + ": example " + std::to_string(i) + ": examples/attention_offset is " + std::to_string(o));
-      if (o < 0) continue;
-      ++report.stored_examples;
-      const auto n = static_cast<uint64_t>(n_tokens[i]);
-      const uint64_t end = static_cast<uint64_t>(o) + per_token2 * n * n;
-      if (static_cast<uint64_t>(o) < attention_end || (!external && end > checks.values()))
-        bad.add(path.string() + ": example " + std::to_string(i) + ": attention values " + range(static_cast<uint64_t>(o), end) +
-                " overlap the previous example or lie beyond attention/values (" + std::to_string(checks.values()) + ")");
-      attention_end = end;
-    }
-    if (next_token != static_cast<int64_t>(token_rows))
-      bad.add(path.string() + ": the examples' tokens end at " + std::to_string(next_token) + ", tokens/id holds " +
-              std::to_string(token_rows));
-  }
-  // Character offsets: -1/-1, or 0 <= start <= end <= the length (code points) of the token's sentence.
-  if (columns_ok && char_offsets) {
-    Findings bad(report, "tokens with character offsets outside their sentence");
-    for (std::size_t i = 0; i < report.examples; ++i) {
-      const int64_t lengths[2] = {code_points(sentence_a[i]), code_points(sentence_b[i])};
-      for (int64_t t = std::max<int64_t>(token_offset[i], 0); t < token_offset[i] + n_tokens[i]; ++t) {
-        const auto k = static_cast<std::size_t>(t);
-        if (k >= char_start.size()) break;  // reported above (the tokens' offsets)
-        const int64_t s = char_start[k], e = char_end[k], len = lengths[segment[k] ? 1 : 0];
-        if ((s == -1 && e == -1) || (s >= 0 && s <= e && e <= len)) continue;
-        bad.add(path.string() + ": example " + std::to_string(i) + ", token " + std::to_string(t - token_offset[i]) +
-                ": tokens/char_start, char_end (" + std::to_string(s) + ", " + std::to_string(e) +
-                ") outside its sentence (" + std::to_string(len) + " characters)");
-      }
-    }
-  }
-
-  // Attention: every checksum span, then every row's sum.
-  const std::size_t problems_before_attention = report.problems.size();
-  if (!external && checks.values() > 0) {
-    // Contiguous (uncompressed) attention needs its own checksums; chunked attention has Fletcher32.
-    if (report.checksums && !checks.present() && !f.has_checksum_filter("attention/values"))
-      report.problems.push_back(path.string() + " is damaged: dataset " + kAttentionChecksums + " is missing");
-    report.checksum_spans = checks.present() ? (checks.values() + kChecksumSpan - 1) / kChecksumSpan : 0;
-    Findings bad(report, "damaged attention ranges");
-    for (const auto& [a, b] : checks.bad_spans(f))
-      bad.add(path.string() + " is damaged: dataset attention/values, values " + range(a, b) + " (checksum mismatch)");
-    if (!checks.present()) {  // format_version 1: at least every value must be readable
-      std::vector<uint8_t> buf;
-      for (uint64_t a = 0; a < checks.values(); a += kPiece * 64) {
-        const uint64_t b = std::min(checks.values(), a + kPiece * 64);
-        buf.resize(static_cast<std::size_t>(b - a) * checks.value_size());
-        try {
-          f.read_raw("attention/values", a, b, buf.data());
-        } catch (const Error& e) {
-          bad.add(e.what());
-        }
-      }
-    }
-  }
-  const bool attention_readable = report.problems.size() == problems_before_attention;
-  if (!external && options.row_sums && columns_ok && attention_readable) {
-    const RowSumRange limits = row_sum_range(dtype_name(params.dtype));
-    Findings bad(report, "examples with attention rows not summing to 1");
-    for (std::size_t i = 0; i < report.examples; ++i) {
-      if (attention_offset[i] < 0 || n_tokens[i] < 0) continue;
-      const auto n = static_cast<uint64_t>(n_tokens[i]), o = static_cast<uint64_t>(attention_offset[i]);
-      std::vector<float> v;
-      try {
-        v = reader->attention_floats(o, o + per_token2 * n * n);
-      } catch (const Error& e) {
-        bad.add(e.what());
-        continue;
-      }
-      std::size_t wrong = 0;
-      double worst = 1;
-      for (std::size_t r = 0; r < per_token2 * n; ++r) {
-        double s = 0;
-        for (std::size_t k = 0; k < n; ++k) s += v[r * n + k];
-        if (params.dtype == AttentionDType::U8) s /= 255.0;
-        if (!(s >= limits.low && s <= limits.high)) {
-          if (wrong++ == 0 || std::fabs(s - 1) > std::fabs(worst - 1) || std::isnan(s)) worst = s;
-        }
-        ++report.rows_checked;
-      }
-      if (wrong > 0)
-        bad.add(path.string() + ": example " + std::to_string(i) + ": " + std::to_string(wrong) + " of " +
-                std::to_string(per_token2 * n) + " attention rows do not sum to 1 (e.g. " + std::to_string(worst) +
-                "; " + dtype_name(params.dtype) + " allows " + std::to_string(limits.low) + ".." +
-                std::to_string(limits.high) + ")");
-    }
-  }
-
-  // Value norms and rollout (when stored): their lengths follow the tokens and examples; every value
-  // read through its checksums.
-  if (columns_ok) {
-    uint64_t rollout_values = 0;
-    for (auto n : n_tokens) rollout_values += static_cast<uint64_t>(params.model_layers * n * n);
-    const std::pair<bool, std::pair<const char*, uint64_t>> optional[] = {
-        {params.value_norms, {kValueNorms, token_rows}}, {params.rollout, {kRollout, rollout_values}}};
-    for (const auto& [stored, what] : optional) {
-      if (!stored) continue;
-      const auto& [name, rows] = what;
-      Findings bad(report, std::string("problems in ") + name);
-      try {
-        const auto dims = f.dims(name);
-        if (dims.empty() || dims[0] != rows) {
-          bad.add(path.string() + ": dataset " + name + " holds " + std::to_string(dims.empty() ? 0 : dims[0]) +
-                  " rows, expected " + std::to_string(rows));
-          continue;
-        }
-        for (uint64_t a = 0; a < rows; a += kPiece * 16) f.read_rows(name, a, std::min(rows, a + kPiece * 16));
-      } catch (const Error& e) {
-        bad.add(e.what());
-      }
-    }
-  }
-
-  // Gold trees (annotated datasets): one row per token, read through their checksums; heads >= -2.
-  if (columns_ok && params.trees) {
-    Findings bad(report, std::string("problems in ") + kDepHead + " / " + kDepRelation);
-    std::vector<int32_t> head;
-    std::vector<std::string> relation;
-    if (read_all(f, kDepHead, head, report) && read_all(f, kDepRelation, relation, report)) {
-      for (const auto& [name, rows] : {std::make_pair(kDepHead, head.size()), std::make_pair(kDepRelation, relation.size())})
-        if (rows != token_rows)
-          bad.add(path.string() + ": dataset " + name + " holds " + std::to_string(rows) + " rows, tokens/id " +
-                  std::to_string(token_rows));
-      for (std::size_t t = 0; t < head.size(); ++t)
-        if (head[t] < -2) {
-          bad.add(path.string() + ": dataset " + kDepHead + " row " + std::to_string(t) + " is " +
-                  std::to_string(head[t]) + " (expected a word index, -1 root or -2 special)");
-          break;
-        }
-    }
-  }
-
-  // Scores: one row per example, read through their checksums; finite or NaN (undefined).
-  for (const auto& so : params.scores) {
-    for (const char* part_name : {"values", "baseline"}) {
-      const std::string name = score_group(so.key()) + "/" + part_name;
-      Findings bad(report, "problems in " + name);
-      try {
-        const auto dims = f.dims(name);
-        if (dims.empty() || dims[0] != report.examples) {
-          bad.add(path.string() + ": dataset " + name + " holds " + std::to_string(dims.empty() ? 0 : dims[0]) +
-                  " rows for " + std::to_string(report.examples) + " examples");
-          continue;
-        }
-        for (std::size_t a = 0; a < report.examples; a += 4096) {
-          const std::size_t b = std::min(report.examples, a + 4096);
-          const auto v = f.read_rows(name, a, b);
-          const std::size_t per = v.size() / (b - a);
-          for (std::size_t k = 0; k < v.size(); ++k)
-            if (std::isinf(v[k]))
-              bad.add(path.string() + ": dataset " + name + ", example " + std::to_string(a + k / per) + ": score " +
-                      std::to_string(v[k]) + " (scores are finite, or NaN where undefined)");
-        }
-      } catch (const Error& e) {
-        bad.add(e.what());
-      }
-    }
-  }
+  if (cols.ok) check_offsets(c, cols, checks);
+  if (cols.ok && report.format_version >= kFirstCharOffsetsVersion) check_char_offsets(c, cols);
+  const bool attention_readable = check_attention_bytes(c, checks);
+  if (!reader->external_attention() && options.row_sums && cols.ok && attention_readable) check_row_sums(c, cols);
+  if (cols.ok) check_maps(c, cols);
+  if (cols.ok && c.params.trees) check_trees(c, cols);
+  check_scores(c);
   return report;
 }
 

@@ -86,7 +86,7 @@
                 rolloutLayers: roll ? roll.length / (n * n) : 0 };
     return ex.maps;
   }
-  const ROLLOUT_COLOUR = "#333333";
+  const ROLLOUT_COLOUR = DATA.palette.rollout;
 
   const tooltip = el("div", { class: "tooltip", id: "tooltip" }, document.body);
   function showTip(evt, text) {
@@ -156,7 +156,7 @@
       for (let h = 0; h < H; ++h) {
         const k = l * H + h, v = values[k];
         const r = el("svg:rect", { class: "cell", x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1,
-          fill: v === null ? "#dddddd" : divergingColour(position(v, d.lo, d.baseline, d.hi)),
+          fill: v === null ? DATA.palette.undefined : divergingColour(position(v, d.lo, d.baseline, d.hi)),
           "data-layer": l, "data-head": h, "data-mean": v === null ? "" : v }, svg);
         r.addEventListener("mousemove", (evt) => showTip(evt, opts.tip ? opts.tip(k) : cellTip(stats, l, h)));
         r.addEventListener("mouseleave", hideTip);
@@ -299,7 +299,7 @@
     const leftTokens = [], rightTokens = [];
     shown.forEach((t, i) => {
       const yy = 28 + i * rowH;
-      const style = { "font-weight": ex.special[i] ? "bold" : "normal", fill: ex.special[i] ? "#8a1c7c" : (ex.segment[i] ? "#114a7a" : "#222") };
+      const style = { "font-weight": ex.special[i] ? "bold" : "normal", fill: ex.special[i] ? DATA.palette.special : (ex.segment[i] ? DATA.palette.sentence_b : DATA.palette.sentence_a) };
       const a = el("svg:text", Object.assign({ x: xl - 4, y: yy, "text-anchor": "end", class: "token left" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
       const b = el("svg:text", Object.assign({ x: xr + 4, y: yy, class: "token right" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
       a.addEventListener("mouseenter", () => { state.hover = i; draw(); });
