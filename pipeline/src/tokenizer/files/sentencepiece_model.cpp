@@ -159,32 +159,8 @@ SentencePieceProto parse_sentencepiece_proto(std::string_view bytes, const std::
 }
 
 // ---------------------------------------------------------------------------------------------
-void ByteTrie::insert(std::string_view key, int32_t value) {
-  int32_t node = 0;
-  for (unsigned char c : key) {
-    auto [it, added] = edges_.emplace((static_cast<uint64_t>(node) << 8) | c, static_cast<int32_t>(value_.size()));
-    if (added) value_.push_back(-1);
-    node = it->second;
-  }
-  value_[static_cast<std::size_t>(node)] = value;
-}
-
-std::size_t ByteTrie::longest_prefix(std::string_view text) const {
-  std::size_t best = 0;
-  int32_t node = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    node = child(node, static_cast<unsigned char>(text[i]));
-    if (node < 0) break;
-    if (value(node) >= 0) best = i + 1;
-  }
-  return best;
-}
-
 // ---------------------------------------------------------------------------------------------
 namespace {
-
-// string_util::OneCharLen: the length of a UTF-8 sequence from its lead byte's high nibble.
-inline std::size_t one_char_len(unsigned char c) { return "\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[c >> 4]; }
 
 // string_util::DecodeUTF8's length of a valid character at the start of `s`, 0 when malformed.
 std::size_t valid_utf8_len(std::string_view s) {
@@ -331,56 +307,20 @@ std::string SentencePieceModel::normalize(std::string_view input) const {
   return out;
 }
 
-// unigram::Model::EncodeOptimized, with its float arithmetic.
+// unigram::Model::EncodeOptimized, with its float arithmetic (models/unigram.hpp).
 std::vector<std::pair<std::string_view, int32_t>> SentencePieceModel::viterbi(std::string_view s) const {
-  struct Best {
-    int32_t id = -1;
-    float score = 0;
-    int64_t start = -1;
+  auto score = [&](int32_t id, std::size_t length) -> std::optional<double> {
+    const auto& piece = pieces_[static_cast<std::size_t>(id)];
+    if (piece.type == SentencePieceProto::Unused) return std::nullopt;
+    // A user-defined piece gets a bonus so that it is always chosen (double, as in unigram_model.cc).
+    if (piece.type == SentencePieceProto::UserDefined)
+      return static_cast<double>(static_cast<float>(length) * max_score_) - 0.1;
+    return static_cast<double>(piece.score);
   };
-  const std::size_t n = s.size();
-  std::vector<Best> best(n + 1);
-  const float unk_score = min_score_ - kUnkPenalty;
-  for (std::size_t start = 0; start < n;) {
-    const float here = best[start].score;
-    const std::size_t mblen = std::min(one_char_len(static_cast<unsigned char>(s[start])), n - start);
-    bool single = false;
-    int32_t node = 0;
-    for (std::size_t k = start; k < n;) {
-      node = trie_.child(node, static_cast<unsigned char>(s[k]));
-      if (node < 0) break;
-      ++k;
-      const int32_t id = trie_.value(node);
-      if (id < 0) continue;
-      const auto& piece = pieces_[static_cast<std::size_t>(id)];
-      if (piece.type == SentencePieceProto::Unused) continue;
-      const std::size_t length = k - start;
-      // A user-defined piece gets a bonus so that it is always chosen (double, as in unigram_model.cc).
-      const double score = piece.type == SentencePieceProto::UserDefined
-                               ? static_cast<double>(static_cast<float>(length) * max_score_) - 0.1
-                               : static_cast<double>(piece.score);
-      const double candidate = score + here;
-      Best& target = best[k];
-      if (target.start == -1 || candidate > target.score) {
-        target = {id, static_cast<float>(candidate), static_cast<int64_t>(start)};
-      }
-      if (!single && length == mblen) single = true;
-    }
-    if (!single) {
-      Best& target = best[start + mblen];
-      const float candidate = unk_score + here;
-      if (target.start == -1 || candidate > target.score) target = {unk_id_, candidate, static_cast<int64_t>(start)};
-    }
-    start += mblen;
-  }
   std::vector<std::pair<std::string_view, int32_t>> out;
-  for (std::size_t end = n; end > 0;) {
-    const Best& b = best[end];
-    const auto start = static_cast<std::size_t>(b.start);
-    out.emplace_back(s.substr(start, end - start), b.id);
-    end = start;
-  }
-  return {out.rbegin(), out.rend()};
+  for (const auto& span : unigram_best_path<float>(s, trie_, score, unk_id_, min_score_ - kUnkPenalty))
+    out.emplace_back(s.substr(span.start, span.end - span.start), span.id);
+  return out;
 }
 
 std::vector<std::pair<std::string, int32_t>> SentencePieceModel::encode(std::string_view text) const {

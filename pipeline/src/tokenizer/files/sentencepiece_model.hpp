@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/models/unigram.hpp"
+
 namespace attnscan::detail {
 
 class PrecompiledCharsmap;
@@ -43,26 +45,6 @@ struct SentencePieceProto {
 // Parses the bytes of a `.model` file; throws ModelError naming `file` (and the field) when the bytes
 // are not a well-formed ModelProto. Never reads out of bounds, whatever the bytes.
 SentencePieceProto parse_sentencepiece_proto(std::string_view bytes, const std::string& file);
-
-// A byte trie over a set of strings (node 0 the root).
-class ByteTrie {
- public:
-  ByteTrie() : value_(1, -1) {}
-  void insert(std::string_view key, int32_t value);
-  // The child of `node` along byte `c`, -1 when none.
-  int32_t child(int32_t node, unsigned char c) const {
-    auto it = edges_.find((static_cast<uint64_t>(node) << 8) | c);
-    return it == edges_.end() ? -1 : it->second;
-  }
-  int32_t value(int32_t node) const { return value_[static_cast<std::size_t>(node)]; }
-  bool empty() const { return edges_.empty(); }
-  // The length of the longest key that is a prefix of `text`, 0 when none.
-  std::size_t longest_prefix(std::string_view text) const;
-
- private:
-  std::unordered_map<uint64_t, int32_t> edges_;
-  std::vector<int32_t> value_;  // node -> value, -1 when the node ends no key
-};
 
 class SentencePieceModel {
  public:

@@ -19,17 +19,10 @@ FastSubwordModel::FastSubwordModel(std::shared_ptr<const FastPipeline> p) : p_(s
     merges_ = BpeMerges(p_->merges);
     return;
   }
-  node_piece_.push_back(-1);  // the root
   for (int32_t id = 0; id < static_cast<int32_t>(p_->vocab.size()); ++id) {
     const std::string& piece = p_->vocab.token(id);
     if (piece.empty() || p_->vocab.find(piece) != id) continue;  // a repeated piece: tokenizers keeps the last id
-    uint64_t node = 0;
-    for (unsigned char c : piece) {
-      auto [it, added] = edges_.emplace((node << 8) | c, static_cast<int32_t>(node_piece_.size()));
-      if (added) node_piece_.push_back(-1);
-      node = static_cast<uint64_t>(it->second);
-    }
-    node_piece_[node] = id;
+    pieces_.insert(piece, id);
   }
   min_score_ = std::numeric_limits<double>::max();
   for (double s : p_->scores) min_score_ = std::min(min_score_, s);
@@ -65,60 +58,21 @@ void FastSubwordModel::bpe(const std::u32string& word, int32_t word_idx, Sentenc
 // pieces fused.
 void FastSubwordModel::unigram(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const {
   const std::string s = unicode::encode(word);
-  const std::size_t n = s.size();
-  struct Node {
-    int32_t id = -1;
-    double score = 0;
-    std::size_t start = std::numeric_limits<std::size_t>::max();
-  };
-  std::vector<Node> best(n + 1);
-  const double unk_score = min_score_ - kUnkPenalty;
-  auto char_len = [](unsigned char c) -> std::size_t { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; };
-  for (std::size_t start = 0; start < n;) {
-    const double here = best[start].score;
-    const std::size_t mblen = std::min(char_len(static_cast<unsigned char>(s[start])), n - start);
-    bool single = false;
-    uint64_t node = 0;
-    for (std::size_t k = start; k < n; ++k) {
-      auto it = edges_.find((node << 8) | static_cast<unsigned char>(s[k]));
-      if (it == edges_.end()) break;
-      node = static_cast<uint64_t>(it->second);
-      const int32_t id = node_piece_[node];
-      if (id < 0) continue;
-      const std::size_t end = k + 1;
-      const double candidate = p_->scores[static_cast<std::size_t>(id)] + here;
-      Node& target = best[end];
-      if (target.start == std::numeric_limits<std::size_t>::max() || candidate > target.score) {
-        target = {id, candidate, start};
-      }
-      if (end - start == mblen) single = true;
-    }
-    if (!single && p_->unigram_unk) {
-      Node& target = best[start + mblen];
-      const double candidate = unk_score + here;
-      if (target.start == std::numeric_limits<std::size_t>::max() || candidate > target.score)
-        target = {*p_->unigram_unk, candidate, start};
-    }
-    start += mblen;
+  auto score = [&](int32_t id, std::size_t) -> std::optional<double> { return p_->scores[static_cast<std::size_t>(id)]; };
+  const std::vector<UnigramSpan> path =
+      unigram_best_path<double>(s, pieces_, score, p_->unigram_unk, min_score_ - kUnkPenalty);
+  if (path.empty() && !s.empty())
+    throw Error("Unigram: no piece covers part of '" + s + "' and the model has no unk_id");
+  std::vector<std::string> pieces;  // consecutive unknown spans fused (fuse_unk)
+  bool unknown_last = false;
+  for (const auto& span : path) {
+    const bool unknown = p_->unigram_unk && span.id == *p_->unigram_unk;
+    if (unknown && unknown_last) pieces.back() += s.substr(span.start, span.end - span.start);
+    else pieces.push_back(s.substr(span.start, span.end - span.start));
+    unknown_last = unknown;
   }
-  std::vector<std::string> pieces;  // backwards; consecutive unknown spans fused (fuse_unk)
-  std::string unknown;               // the unknown spans being fused, backwards
-  for (std::size_t end = n; end > 0;) {
-    const Node& node = best[end];
-    if (node.start == std::numeric_limits<std::size_t>::max())
-      throw Error("Unigram: no piece covers byte " + std::to_string(end) + " and the model has no unk_id");
-    if (p_->unigram_unk && node.id == *p_->unigram_unk) {
-      unknown.insert(0, s, node.start, end - node.start);
-    } else {
-      if (!unknown.empty()) pieces.push_back(std::move(unknown));
-      unknown.clear();
-      pieces.push_back(s.substr(node.start, end - node.start));
-    }
-    end = node.start;
-  }
-  if (!unknown.empty()) pieces.push_back(std::move(unknown));
-  for (std::size_t k = pieces.size(); k-- > 0;) {
-    int32_t id = p_->vocab.find(pieces[k]);  // tokenizers looks each piece string up again
+  for (const auto& piece : pieces) {
+    int32_t id = p_->vocab.find(piece);  // tokenizers looks each piece string up again
     if (id < 0) id = *p_->unigram_unk;
     out.ids.push_back(id);
     out.pieces.push_back(p_->vocab.token(id));

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/models/unigram.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace attnscan::detail {
@@ -119,9 +120,7 @@ class FastSubwordModel : public SubwordModel {
 
   std::shared_ptr<const FastPipeline> p_;
   BpeMerges merges_;
-  // Unigram: a byte trie of the vocab (edge key: node << 8 | byte -> child; node -> piece id).
-  std::unordered_map<uint64_t, int32_t> edges_;
-  std::vector<int32_t> node_piece_;
+  ByteTrie pieces_;  // Unigram: the vocab's pieces -> ids (models/unigram.hpp)
   double min_score_ = 0;
 };
 
