@@ -1,4 +1,4 @@
-// Any bytes as a SentencePiece `*.model` file (engine/sentencepiece_model.hpp): the reader either
+// Any bytes as a SentencePiece `*.model` file (tokenizer/files/sentencepiece_model.hpp): the reader either
 // refuses them with attnscan::ModelError or gives a model whose encoding of a few texts (and of the
 // input itself as text) returns pieces that cover the normalized text, with ids within the model.
 #include <cstdlib>

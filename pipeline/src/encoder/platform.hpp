@@ -12,7 +12,7 @@ namespace attnscan {
 // fp32 attention agrees within this (max absolute difference) across what may change the kernels
 // oneDNN and BLAS pick: a pair alone or in a padded batch, another thread count, another CPU or
 // ONEDNN_MAX_CPU_ISA. On the same machine and settings a rerun, a resume and merged shards are
-// bit-identical. docs/engine.md, "Reproducibility"; tests/engine/encoder_test.cpp and tests/e2e.
+// bit-identical. docs/engine.md, "Reproducibility"; tests/encoder/encoder_test.cpp and tests/e2e.
 constexpr double kFp32AttentionAgreement = 1e-5;
 
 enum class Bf16Support {

@@ -1,4 +1,4 @@
-// attnscan's own reader of SentencePiece `*.model` files (engine/sentencepiece_model.hpp): a model
+// attnscan's own reader of SentencePiece `*.model` files (tokenizer/files/sentencepiece_model.hpp): a model
 // built here byte by byte (normalisation, user-defined and unused pieces, unknowns merged), the
 // features refused with the field named, and truncated, garbled and random files refused without a
 // crash. Parity with the Python library is the slow rows of subword_tokenizer_test.cpp.
