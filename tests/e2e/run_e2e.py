@@ -1379,6 +1379,9 @@ def test_importance_matches_hf_resumes_shards_and_verifies():
         assert (f["attention/values"][...].tobytes() == g["attention/values"][...].tobytes()), "gates changed attention"
         assert (f["scores/next_token/next_token/values"][...].tobytes() == g["scores/next_token/next_token/values"][...].tobytes())
         assert (f["scores/importance/gradient/count"][...] == len(pairs)).all()
+        described = f["scores/importance"].attrs["description"]  # one description for the group's two outputs
+        assert "ablation = 1 - cos" in described and "gradient = |dL/dxi|" in described, described
+        assert f["scores/importance"].attrs["parameters"] == "every=1, ablation=true, gradient=classification"
     every = run_single_and_sharded([*imp, "--set", "importance.every=2"], "imp_every")
     with h5py.File(every, "r") as f:
         v = f["scores/importance/ablation/values"][...]

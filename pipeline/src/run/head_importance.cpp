@@ -4,21 +4,26 @@
 
 namespace attnscan {
 
+// One description and parameter list for both outputs: the layout stores them per score group
+// (scores/importance), as a detector's.
 std::vector<ScoreOutput> importance_outputs(const ImportanceSettings& s) {
   std::vector<ScoreOutput> out;
-  const std::string every = "every=" + std::to_string(s.every);
-  if (s.ablation)
-    out.push_back({kImportanceDetector, kAblationOutput, "1",
-                   "1 - cos(e, e without the head): e the mean last hidden state over the example's tokens, the head's "
-                   "gate at 0 (Michel et al. 2019's ablation, per example)",
-                   every, "", "head gates"});
-  if (s.head) {
-    std::string params = every + ", objective=" + to_string(s.head->objective);
-    if (s.head->objective == HeadObjective::Mlm) params += ", mlm_every=" + std::to_string(s.mlm_every);
-    out.push_back({kImportanceDetector, kGradientOutput, "1",
-                   std::string("|dL/dxi| at xi = 1 (Michel et al. 2019), L the loss of the ") + s.head->description,
-                   params, "", "head gates"});
+  if (!s.enabled()) return out;
+  std::string description = "head importance per example (docs/analyses.md): ";
+  std::string params = "every=" + std::to_string(s.every);
+  if (s.ablation) {
+    description += "ablation = 1 - cos(e, e without the head), e the mean last hidden state over the example's tokens, "
+                   "the head's gate at 0";
+    params += ", ablation=true";
   }
+  if (s.head) {
+    description += std::string(s.ablation ? "; " : "") + "gradient = |dL/dxi| at xi = 1 (Michel et al. 2019), L the loss of the " +
+                   s.head->description;
+    params += std::string(", gradient=") + to_string(s.head->objective);
+    if (s.head->objective == HeadObjective::Mlm) params += ", mlm_every=" + std::to_string(s.mlm_every);
+  }
+  if (s.ablation) out.push_back({kImportanceDetector, kAblationOutput, "1", description, params, "", "head gates"});
+  if (s.head) out.push_back({kImportanceDetector, kGradientOutput, "1", description, params, "", "head gates"});
   return out;
 }
 

@@ -534,7 +534,7 @@
     s.classList.add("pattern");
     s.dataset.key = o.key;
     s.dataset.map = o.map;
-    if (isImportance(o)) el("p", {}, s, `${o.description} (importance.* of the run, ${o.parameters}; docs/analyses.md). ` +
+    if (isImportance(o)) el("p", {}, s, `${o.output} importance: the ${o.description} (importance.* of the run: ${o.parameters}). ` +
       "The examples below are those where the head matters most.");
     else el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""}; ` +
       `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)" }[o.map] || o.map + " map"})`);
