@@ -1,4 +1,5 @@
-// The one translation unit that runs LibTorch. Linear layers use OpenBLAS or oneDNN (mkldnn;
+// One of the two translation units that run LibTorch (head_importance.cpp: gates, ablation and
+// gradients). Linear layers use OpenBLAS or oneDNN (mkldnn;
 // engine.linear) with weights converted once at load time; everything else follows Hugging Face's eager BertModel operation by
 // operation so attention matches it to float rounding.
 #include "encoder/encoder.hpp"
