@@ -1,4 +1,5 @@
 // tokenizer.json's added tokens split out of a sentence (the `tokenizers` crate's AddedVocabulary).
+#include "tokenizer/added_tokens.hpp"
 #include "tokenizer/fast_text.hpp"
 #include "tokenizer/unicode_text.hpp"
 
@@ -6,42 +7,10 @@ namespace attnscan::detail {
 
 namespace {
 
-// Leftmost-longest matches of `tokens` (those with normalized == want_normalized) in `text`, as the
-// aho-corasick automaton of tokenizers' AddedVocabulary finds them, with lstrip/rstrip applied.
-struct Match {
-  std::size_t start, stop;
-  int added;
-};
-
-std::vector<Match> find_added(const FastPipeline& p, const std::u32string& text, bool normalized) {
-  std::vector<Match> out;
-  std::size_t i = 0, last_stop = 0;
-  while (i < text.size()) {
-    int hit = -1;
-    std::size_t hit_len = 0;
-    for (std::size_t k = 0; k < p.added.size(); ++k) {
-      const auto& t = p.added[k];
-      if (t.normalized != normalized || t.pattern.empty() || t.pattern.size() <= hit_len) continue;
-      if (text.compare(i, t.pattern.size(), t.pattern) == 0) {
-        hit = static_cast<int>(k);
-        hit_len = t.pattern.size();
-      }
-    }
-    if (hit < 0) {
-      ++i;
-      continue;
-    }
-    const auto& t = p.added[static_cast<std::size_t>(hit)];
-    std::size_t start = i, stop = i + hit_len;
-    if (t.lstrip)
-      while (start > last_stop && unicode::is_rust_whitespace(text[start - 1])) --start;
-    if (t.rstrip)
-      while (stop < text.size() && unicode::is_rust_whitespace(text[stop])) ++stop;
-    out.push_back({start, stop, hit});
-    last_stop = stop;
-    i = stop;
-  }
-  return out;
+// The matches of the tokens with normalized == `normalized` (added_tokens.hpp).
+std::vector<AddedMatch> find_added(const FastPipeline& p, const std::u32string& text, bool normalized) {
+  auto pattern = [&](std::size_t k) { return p.added[k].normalized == normalized ? &p.added[k].pattern : nullptr; };
+  return match_added(text, p.added, pattern, unicode::is_rust_whitespace);
 }
 
 void split_by(const FastPipeline& p, const std::u32string& text, bool normalized, std::vector<TextPiece>& out) {
@@ -57,7 +26,7 @@ void split_by(const FastPipeline& p, const std::u32string& text, bool normalized
   };
   for (const auto& m : find_added(p, text, normalized)) {
     gap(m.start);
-    out.push_back({m.added, {}});
+    out.push_back({m.token, {}});
     pos = m.stop;
   }
   gap(text.size());

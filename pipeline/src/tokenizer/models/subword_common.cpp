@@ -1,5 +1,6 @@
 #include "tokenizer/models/subword_model.hpp"
 
+#include "tokenizer/added_tokens.hpp"
 #include "tokenizer/unicode_text.hpp"
 
 namespace attnscan::detail {
@@ -43,43 +44,16 @@ std::vector<SlowChunk> split_slow_added(const std::u32string& text, const std::v
   std::vector<std::u32string> patterns;
   patterns.reserve(tokens.size());
   for (const auto& t : tokens) patterns.push_back(unicode::decode(t.content));
-  std::vector<SlowChunk> chunks;
-  std::size_t pos = 0, i = 0;
-  while (i < text.size()) {
-    int hit = -1;
-    for (std::size_t k = 0; k < patterns.size(); ++k) {
-      const auto& p = patterns[k];
-      if (p.empty() || (hit >= 0 && p.size() <= patterns[static_cast<std::size_t>(hit)].size())) continue;
-      if (text.compare(i, p.size(), p) == 0) hit = static_cast<int>(k);
-    }
-    if (hit < 0) {
-      ++i;
-      continue;
-    }
-    if (i > pos) chunks.push_back({-1, text.substr(pos, i - pos)});
-    chunks.push_back({hit, {}});
-    i += patterns[static_cast<std::size_t>(hit)].size();
-    pos = i;
-  }
-  if (pos < text.size()) chunks.push_back({-1, text.substr(pos)});
-  // lstrip: the text before loses its trailing whitespace; rstrip: the text after its leading one
-  for (std::size_t k = 0; k < chunks.size(); ++k) {
-    if (chunks[k].added < 0) continue;
-    const auto& t = tokens[static_cast<std::size_t>(chunks[k].added)];
-    if (t.rstrip && k + 1 < chunks.size() && chunks[k + 1].added < 0) {
-      auto& r = chunks[k + 1].text;
-      std::size_t b = 0;
-      while (b < r.size() && unicode::is_python_space(r[b])) ++b;
-      r.erase(0, b);
-    }
-    if (t.lstrip && k > 0 && chunks[k - 1].added < 0) {
-      auto& l = chunks[k - 1].text;
-      while (!l.empty() && unicode::is_python_space(l.back())) l.pop_back();
-    }
-  }
+  // lstrip: the text before loses its trailing whitespace (str.rstrip()); rstrip: the text after its
+  // leading one; text chunks left empty are dropped.
   std::vector<SlowChunk> out;
-  for (auto& c : chunks)
-    if (c.added >= 0 || !c.text.empty()) out.push_back(std::move(c));
+  std::size_t pos = 0;
+  for (const auto& m : match_added(text, tokens, [&](std::size_t k) { return &patterns[k]; }, unicode::is_python_space)) {
+    if (m.start > pos) out.push_back({-1, text.substr(pos, m.start - pos)});
+    out.push_back({m.token, {}});
+    pos = m.stop;
+  }
+  if (pos < text.size()) out.push_back({-1, text.substr(pos)});
   return out;
 }
 
