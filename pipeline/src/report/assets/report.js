@@ -190,7 +190,7 @@
   }
 
   // ---- per-layer view (Clark et al. 2019): one point per head, the layer mean drawn through them ----
-  function perLayer(parent, title, stats, name) {
+  function perLayer(parent, title, stats, name, baselineLabel = "uniform baseline") {
     const fig = el("div", { class: "figure perlayer", "data-name": name }, parent);
     el("div", { class: "title" }, fig, title);
     const left = 56, top = 14, pw = Math.max(220, L * 48), ph = 190, width = left + pw + 20, height = top + ph + 40;
@@ -203,7 +203,7 @@
     for (const v of [d.lo, d.hi]) el("svg:text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v, 3));
     el("svg:text", { x: 12, y: top + ph / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + ph / 2})` }, svg, "mean score");
     el("svg:line", { x1: left, x2: left + pw, y1: y(d.baseline), y2: y(d.baseline), stroke: "#888", "stroke-dasharray": "4 3" }, svg);
-    el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, "uniform baseline");
+    el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, baselineLabel);
     const means = [];
     for (let l = 0; l < L; ++l) {
       el("svg:text", { x: x(l), y: top + ph + 14, "text-anchor": "middle" }, svg, l);
@@ -523,7 +523,8 @@
     const figs = el("div", { class: "figures" }, s);
     DATA.outputs.forEach((o) => {
       heatmap(figs, `${outputLabel(o)}: mean score`, o.stats, `${safe(o.detector)}-${safe(o.output)}-heatmap`);
-      perLayer(figs, `${outputLabel(o)}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`);
+      perLayer(figs, `${outputLabel(o)}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`,
+        isImportance(o) ? "no effect (0)" : undefined);
     });
     el("h3", {}, s, "Configuration of the run");
     el("pre", { class: "config" }, s, DATA.config);
