@@ -1,7 +1,6 @@
 #include "run/example_columns.hpp"
 
 #include "common/error.hpp"
-#include "tokenizer/token_offsets.hpp"
 
 #include <immintrin.h>
 
@@ -77,8 +76,7 @@ sdk::Token detector_token(const Encoding& enc, std::size_t t, const PairTemplate
   return token;
 }
 
-void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc, int64_t attention_offset,
-                    const Tokenizer& tokenizer) {
+void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const Encoding& enc, int64_t attention_offset) {
   auto& e = c.examples;
   e.index.push_back(index);
   e.row.push_back(r.source_row);
@@ -94,11 +92,9 @@ void append_example(LayoutChunk& c, uint64_t index, const PairRecord& r, const E
   e.truncated.push_back(enc.truncated ? 1 : 0);
   e.token_offset.push_back(static_cast<int64_t>(c.tokens.size()));
   e.attention_offset.push_back(attention_offset);
-  const std::vector<CharSpan> chars =
-      encoding_char_offsets(enc, r.a, r.b, tokenizer);
   for (std::size_t t = 0; t < enc.size(); ++t) {
-    c.tokens.char_start.push_back(chars[t].start);
-    c.tokens.char_end.push_back(chars[t].end);
+    c.tokens.char_start.push_back(enc.offsets[t].start);
+    c.tokens.char_end.push_back(enc.offsets[t].end);
     c.tokens.id.push_back(enc.ids[t]);
     c.tokens.text.push_back(enc.tokens[t]);
     c.tokens.word.push_back(token_word(enc, t));

@@ -10,10 +10,9 @@
 namespace attnscan {
 
 // Metadata and tokens of one example; attention_offset: its first value in the block's attention
-// buffer, or -1 when its attention is not stored. `tokenizer` (which made `encoding`) gives the kind
-// and unknown token the character offsets are found with (attnscan/token_offsets.hpp).
+// buffer, or -1 when its attention is not stored. Character offsets are the encoding's own.
 void append_example(LayoutChunk& chunk, uint64_t index, const PairRecord& record, const Encoding& encoding,
-                    int64_t attention_offset, const Tokenizer& tokenizer);
+                    int64_t attention_offset);
 
 // The gold tree columns (tokens/dep_head, tokens/dep_relation) of an annotated record's tokens: every
 // piece of a word carries its word's head and relation; template specials -2 and "".

@@ -387,7 +387,7 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
     std::size_t e = 0;
     for (const auto& row : work->items) {
       if (row.record) {
-        append_example(work->chunk, row.index, *row.record, encodings[e], offset[e], tokenizer);
+        append_example(work->chunk, row.index, *row.record, encodings[e], offset[e]);
         auto& c = work->chunk;
         c.value_norms.insert(c.value_norms.end(), value_norms[e].begin(), value_norms[e].end());
         c.rollout.insert(c.rollout.end(), rollouts[e].begin(), rollouts[e].end());

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "tokenizer/files/recipes.hpp"
 #include "tokenizer/models/subword_model.hpp"
+#include "tokenizer/unicode_text.hpp"
 
 namespace attnscan {
 
@@ -16,6 +17,22 @@ const char* to_string(SubwordKind kind) {
     case SubwordKind::WordLevel: return "WordLevel";
   }
   return "?";
+}
+
+void SentenceTokens::push(int32_t id, std::string piece, int32_t word, bool is_special, CharSpan span) {
+  ids.push_back(id);
+  pieces.push_back(std::move(piece));
+  word_index.push_back(word);
+  special.push_back(is_special ? 1 : 0);
+  offsets.push_back(span);
+}
+
+void SentenceTokens::resize(std::size_t n) {
+  ids.resize(n);
+  pieces.resize(n);
+  word_index.resize(n);
+  special.resize(n);
+  offsets.resize(n);
 }
 
 Tokenizer::Tokenizer(TokenizerParts parts) : p_(std::move(parts)) {}
@@ -77,6 +94,7 @@ Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
       e.type_ids.push_back(t.type_id);
       e.word_index.push_back(-1);
       e.special.push_back(1);
+      e.offsets.push_back({});
     }
   };
   auto add_sentence = [&](const SentenceTokens& s, std::size_t n, uint8_t seg, uint8_t type) {
@@ -87,6 +105,7 @@ Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
       e.type_ids.push_back(type);
       e.word_index.push_back(s.word_index[i]);
       e.special.push_back(s.special[i]);
+      e.offsets.push_back(s.offsets[i]);
     }
   };
   e.ids.reserve(len_a + len_b + n_special);
@@ -119,18 +138,19 @@ Encoding Tokenizer::encode_single(std::string_view a, std::size_t max_length) co
 
 SentenceTokens Tokenizer::tokenize_words(const std::vector<std::string>& words) const {
   SentenceTokens out;
+  int64_t at = 0;  // where word w starts in the words joined by single spaces
   for (std::size_t w = 0; w < words.size(); ++w) {
     const bool space = w > 0 && p_.kind == SubwordKind::ByteLevelBpe;
     SentenceTokens t = tokenize(space ? " " + words[w] : words[w]);
     std::string normalised;
     for (const auto& part : t.words) normalised += part;
     out.words.push_back(normalised.empty() ? words[w] : normalised);
+    const int64_t shift = at - (space ? 1 : 0);  // the space put before the word is the one joining it
     for (std::size_t i = 0; i < t.ids.size(); ++i) {
-      out.ids.push_back(t.ids[i]);
-      out.pieces.push_back(std::move(t.pieces[i]));
-      out.word_index.push_back(static_cast<int32_t>(w));
-      out.special.push_back(t.special[i]);
+      const CharSpan span = t.offsets[i].start < 0 ? t.offsets[i] : CharSpan{t.offsets[i].start + shift, t.offsets[i].end + shift};
+      out.push(t.ids[i], std::move(t.pieces[i]), static_cast<int32_t>(w), t.special[i], span);
     }
+    at += static_cast<int64_t>(unicode::decode(words[w]).size()) + 1;
   }
   return out;
 }

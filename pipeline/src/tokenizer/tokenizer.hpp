@@ -62,6 +62,12 @@ class Vocab {
   std::unordered_map<std::string, int32_t> ids_;
 };
 
+// Characters [start, end) of a sentence: Unicode code points (Python str indices); -1 where none.
+struct CharSpan {
+  int64_t start = -1, end = -1;
+  bool operator==(const CharSpan& o) const { return start == o.start && end == o.end; }
+};
+
 // Tokens of one sentence. Each piece belongs to a word (see the top of this file).
 struct SentenceTokens {
   std::vector<int32_t> ids;
@@ -69,6 +75,11 @@ struct SentenceTokens {
   std::vector<int32_t> word_index;     // index into `words`
   std::vector<uint8_t> special;        // 1 for special tokens written in the text, e.g. "[SEP]"
   std::vector<std::string> words;      // normalised word text (lowercased etc. as the model sees it)
+  std::vector<CharSpan> offsets;       // the characters of the sentence each piece stands for (HF's
+                                       // offset_mapping), tracked through every stage (normalized_text.hpp)
+
+  void push(int32_t id, std::string piece, int32_t word, bool is_special, CharSpan span);
+  void resize(std::size_t n);  // the first n pieces kept
 };
 
 // The template's tokens around A (and B), e.g. `[CLS] A [SEP] B [SEP]` or `<s> A </s></s> B </s>`,
@@ -81,6 +92,8 @@ struct Encoding {
   std::vector<uint8_t> type_ids;     // what the model gets as token_type_ids (all 0 for RoBERTa/MPNet)
   std::vector<int32_t> word_index;   // word index within its own sentence; -1 for template specials
   std::vector<uint8_t> special;      // 1 for template specials and special tokens written in the text
+  std::vector<CharSpan> offsets;     // characters of its own sentence (SentenceTokens::offsets); -1 for
+                                     // template specials
   std::vector<std::string> words_a, words_b;
   std::size_t tokens_a = 0, tokens_b = 0;  // pieces kept from A and B
   std::size_t removed_a = 0, removed_b = 0;  // pieces removed by truncation
@@ -164,7 +177,8 @@ class Tokenizer {
   Encoding encode_single(std::string_view a, std::size_t max_length = 0) const;
   // Sentences given as words (e.g. a treebank's): each word is tokenized on its own (byte-level BPE:
   // words after the first with their leading space), so word_index numbers the given words and a word
-  // the tokenizer would split further (e.g. "U.S.") stays one word. No b: a single sentence.
+  // the tokenizer would split further (e.g. "U.S.") stays one word. No b: a single sentence. Offsets are
+  // into the words joined by single spaces (the text a CoNLL-U dataset stores for the sentence).
   Encoding encode_words(const std::vector<std::string>& a, const std::vector<std::string>* b,
                         std::size_t max_length = 0) const;
 

@@ -71,6 +71,15 @@ static bool final_sigma(std::u32string_view s, std::size_t i) {
   return k == s.size() || !is_cased(s[k]);
 }
 
+std::vector<std::size_t> chars_before_bytes(std::string_view utf8) {
+  std::vector<std::size_t> out(utf8.size() + 1, 0);
+  for (std::size_t b = 0, c = 0; b <= utf8.size(); ++b) {
+    out[b] = c;
+    if (b < utf8.size() && (static_cast<unsigned char>(utf8[b]) & 0xC0) != 0x80) ++c;
+  }
+  return out;
+}
+
 std::u32string python_lower(std::u32string_view text) {
   std::u32string out;
   out.reserve(text.size());

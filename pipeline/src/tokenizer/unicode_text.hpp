@@ -3,12 +3,15 @@
 // (which Hugging Face's BertTokenizer relies on). Backed by utf8proc.
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnscan::unicode {
 
 // Decodes UTF-8; throws attnscan::Error naming the byte offset on invalid input.
 std::u32string decode(std::string_view utf8);
 std::string encode(std::u32string_view text);
+// For each byte offset b of UTF-8 text (0..size): the number of characters that start before b.
+std::vector<std::size_t> chars_before_bytes(std::string_view utf8);
 
 // Python's str.lower(): full lowercase mapping (U+0130 -> "i\u0307") and the Final_Sigma rule.
 std::u32string python_lower(std::u32string_view text);

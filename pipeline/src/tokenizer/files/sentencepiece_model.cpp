@@ -8,8 +8,11 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <utf8proc.h>
+
 #include "common/error.hpp"
 #include "tokenizer/normalizers/precompiled_charsmap.hpp"
+#include "tokenizer/unicode_text.hpp"
 
 namespace attnscan::detail {
 
@@ -262,8 +265,11 @@ int32_t SentencePieceModel::piece_to_id(const std::string& piece) const {
 }
 
 // Normalizer::Normalize with NormalizePrefix: a user-defined piece passes whole, else the charsmap's
-// longest rule, else one character (a malformed byte becomes U+FFFD).
-std::string SentencePieceModel::normalize(std::string_view input) const {
+// longest rule, else one character (a malformed byte becomes U+FFFD). `emit(out, consumed)`: the
+// output bytes for `consumed` input bytes, in order (out may be empty: dropped spaces); the dummy
+// prefix is emitted with consumed 0 before them. Trailing spaces are the caller's to remove.
+template <typename Emit>
+void SentencePieceModel::walk_normalizer(std::string_view input, Emit&& emit) const {
   auto prefix = [&](std::string_view in) -> std::pair<std::string_view, std::size_t> {
     if (!user_.empty())
       if (const std::size_t n = user_.longest_prefix(in)) return {in.substr(0, n), n};
@@ -272,39 +278,98 @@ std::string SentencePieceModel::normalize(std::string_view input) const {
     if (const std::size_t n = valid_utf8_len(in)) return {in.substr(0, n), n};
     return {"\xEF\xBF\xBD", 1};
   };
-  std::string out;
-  if (input.empty()) return out;
+  if (input.empty()) return;
   if (remove_extra_whitespaces_) {
     while (!input.empty()) {
       const auto p = prefix(input);
       if (p.first != " ") break;
+      emit(std::string_view(), p.second);
       input.remove_prefix(p.second);
     }
   }
-  if (input.empty()) return out;
-  out.reserve(input.size() * 3);
-  if (add_dummy_prefix_) out += escape_whitespaces_ ? kSpaceSymbol : std::string_view(" ");
+  if (input.empty()) return;
+  const std::string_view space = escape_whitespaces_ ? kSpaceSymbol : std::string_view(" ");
+  if (add_dummy_prefix_) emit(space, 0);
   bool prev_space = remove_extra_whitespaces_;
+  std::string out;
   while (!input.empty()) {
     const auto p = prefix(input);
     std::string_view sp = p.first;
     while (prev_space && !sp.empty() && sp.front() == ' ') sp.remove_prefix(1);
-    if (!sp.empty()) {
-      for (char c : sp) {
-        if (escape_whitespaces_ && c == ' ') out += kSpaceSymbol;
-        else out.push_back(c);
-      }
-      prev_space = sp.back() == ' ';
+    out.clear();
+    for (char c : sp) {
+      if (escape_whitespaces_ && c == ' ') out += space;
+      else out.push_back(c);
     }
+    if (!sp.empty()) prev_space = sp.back() == ' ';
+    emit(std::string_view(out), p.second);
     input.remove_prefix(p.second);
     if (!remove_extra_whitespaces_) prev_space = false;
   }
-  if (remove_extra_whitespaces_) {
+}
+
+std::string SentencePieceModel::normalize(std::string_view input) const {
+  std::string out;
+  walk_normalizer(input, [&](std::string_view piece, std::size_t) { out += piece; });
+  if (remove_extra_whitespaces_ && !out.empty()) {
     const std::string_view space = escape_whitespaces_ ? kSpaceSymbol : std::string_view(" ");
     while (out.size() >= space.size() && std::string_view(out).substr(out.size() - space.size()) == space)
       out.resize(out.size() - space.size());
   }
   return out;
+}
+
+// The alignment follows the `tokenizers` crate's (as HF's fast tokenizer of the model aligns): a
+// replacement's characters replace the consumed ones one for one, extra ones are inserted, the last
+// removes any left over; a run of spaces leaves the space of its last grapheme (a Replace of " {2,}"
+// after the per-grapheme charsmap); the dummy prefix goes with the last leading space removed (the space
+// Metaspace would have turned into it), else with the first character kept.
+void SentencePieceModel::normalize(NormalizedText& text) const {
+  const std::u32string& chars = text.text();
+  const std::string input = unicode::encode(chars);
+  const char32_t space = escape_whitespaces_ ? U'\u2581' : U' ';
+  std::vector<CharChange> changes;
+  std::size_t skip = 0;  // consumed characters not yet given to a change
+  bool prepend_dummy = false;
+  std::size_t at = 0, used = 0;  // input bytes and characters consumed
+  walk_normalizer(input, [&](std::string_view piece, std::size_t consumed) {
+    if (consumed == 0) {  // the dummy prefix
+      if (skip == 0) {
+        prepend_dummy = true;
+      } else {
+        changes.push_back({space, 0, skip - 1});
+        skip = 0;
+      }
+      return;
+    }
+    std::size_t k = 0;  // characters consumed
+    for (std::size_t b = at; b < at + consumed; ++b) k += (static_cast<unsigned char>(input[b]) & 0xC0) != 0x80;
+    at += consumed;
+    const bool new_grapheme = used == 0 || utf8proc_grapheme_break(static_cast<utf8proc_int32_t>(chars[used - 1]),
+                                                                   static_cast<utf8proc_int32_t>(chars[used]));
+    used += k;
+    const std::u32string out = unicode::decode(piece);
+    if (out.empty()) {
+      if (new_grapheme && !changes.empty() && changes.back().c == space && changes.back().change <= 0) {
+        const CharChange last = changes.back();  // a space dropped after a space: the run's space moves here
+        changes.pop_back();
+        changes.push_back({space, -static_cast<int>(k - 1), last.skip + 1 + static_cast<std::size_t>(-last.change) + skip});
+        skip = 0;
+      } else if (!changes.empty() && skip == 0) {
+        changes.back().change -= static_cast<int>(k);
+      } else {
+        skip += k;
+      }
+      return;
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) changes.push_back({out[i], i < k ? 0 : 1, i == 0 ? skip : 0});
+    skip = 0;
+    if (out.size() < k) changes.back().change -= static_cast<int>(k - out.size());
+  });
+  if (remove_extra_whitespaces_)
+    while (!changes.empty() && changes.back().c == space && changes.back().change <= 0) changes.pop_back();
+  text.transform(changes);
+  if (prepend_dummy && !text.empty()) text.prepend(std::u32string(1, space));
 }
 
 // unigram::Model::EncodeOptimized, with its float arithmetic (models/unigram.hpp).
@@ -326,11 +391,34 @@ std::vector<std::pair<std::string_view, int32_t>> SentencePieceModel::viterbi(st
 std::vector<std::pair<std::string, int32_t>> SentencePieceModel::encode(std::string_view text) const {
   const std::string normalized = normalize(text);
   std::vector<std::pair<std::string, int32_t>> out;
+  for (auto& p : merge_unknowns(viterbi(normalized))) out.emplace_back(std::move(p.piece), p.id);
+  return out;
+}
+
+std::vector<SentencePieceModel::Piece> SentencePieceModel::encode(const NormalizedText& text) const {
+  NormalizedText normalized = text;
+  normalize(normalized);
+  const std::string bytes = unicode::encode(normalized.text());
+  const std::vector<std::size_t> char_at = unicode::chars_before_bytes(bytes);
+  std::vector<Piece> out;
+  std::size_t begin = 0;  // the pieces cover the normalized text in order
+  for (auto& p : merge_unknowns(viterbi(bytes))) {
+    p.span = normalized.original(char_at[begin], char_at[begin + p.piece.size()]);
+    begin += p.piece.size();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Consecutive unknown pieces merged into one (PopulateSentencePieceText).
+std::vector<SentencePieceModel::Piece> SentencePieceModel::merge_unknowns(
+    const std::vector<std::pair<std::string_view, int32_t>>& pieces) const {
+  std::vector<Piece> out;
   bool prev_unk = false;
-  for (const auto& [piece, id] : viterbi(normalized)) {
+  for (const auto& [piece, id] : pieces) {
     const bool unk = id == unk_id_;
-    if (prev_unk && unk) out.back().first += piece;  // consecutive unknowns merged (PopulateSentencePieceText)
-    else out.emplace_back(std::string(piece), id);
+    if (prev_unk && unk) out.back().piece += piece;
+    else out.push_back({std::string(piece), id, {}});
     prev_unk = unk;
   }
   return out;

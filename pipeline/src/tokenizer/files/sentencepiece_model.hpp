@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tokenizer/models/unigram.hpp"
+#include "tokenizer/normalized_text.hpp"
 
 namespace attnscan::detail {
 
@@ -56,17 +57,30 @@ class SentencePieceModel {
 
   // Normalizer::Normalize (UTF-8 in and out; a malformed byte becomes U+FFFD).
   std::string normalize(std::string_view text) const;
+  // The same in place, each character keeping its alignment with the sentence (see the .cpp).
+  void normalize(NormalizedText& text) const;
   // SentencePieceProcessor::Encode(text) -> (piece, id) pairs, as Python's encode(text, out_type=str).
   std::vector<std::pair<std::string, int32_t>> encode(std::string_view text) const;
+  // The same, each piece with the characters of the sentence it covers.
+  struct Piece {
+    std::string piece;
+    int32_t id = 0;
+    CharSpan span;
+  };
+  std::vector<Piece> encode(const NormalizedText& text) const;
 
   int32_t size() const { return static_cast<int32_t>(pieces_.size()); }
   const std::string& id_to_piece(int32_t id) const { return pieces_[static_cast<std::size_t>(id)].piece; }
   // PieceToId: control/unknown pieces, then the others, else the unknown id.
   int32_t piece_to_id(const std::string& piece) const;
   int32_t unk_id() const { return unk_id_; }
+  bool removes_extra_whitespaces() const { return remove_extra_whitespaces_; }
 
  private:
   std::vector<std::pair<std::string_view, int32_t>> viterbi(std::string_view normalized) const;
+  std::vector<Piece> merge_unknowns(const std::vector<std::pair<std::string_view, int32_t>>& pieces) const;
+  template <typename Emit>
+  void walk_normalizer(std::string_view input, Emit&& emit) const;
 
   std::vector<SentencePieceProto::Piece> pieces_;
   std::unordered_map<std::string, int32_t> reserved_, normal_;  // reserved: control, unknown (and byte)

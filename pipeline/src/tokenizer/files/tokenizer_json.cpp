@@ -371,7 +371,7 @@ struct Reader {
     if (seen != (pair ? 2 : 1)) fail(part + ": must contain sequence A" + std::string(pair ? " and B" : ""));
   }
 
-  std::string post_processor(const json& j, PairTemplate& t) const {
+  std::string post_processor(const json& j, PairTemplate& t, FastPipeline& p) const {
     if (j.is_null())
       fail("post_processor is null: attnscan needs the special tokens around the sentences "
            "(supported: BertProcessing, RobertaProcessing, TemplateProcessing)");
@@ -381,6 +381,10 @@ struct Reader {
       auto [sep, sep_id] = token_id(j, "sep");
       t = type == "BertProcessing" ? PairTemplate::bert(cls, cls_id, sep, sep_id)
                                    : PairTemplate::roberta(cls, cls_id, sep, sep_id);
+      if (type == "RobertaProcessing") {  // offsets only: no effect on ids
+        p.trim_offsets = get<bool>(j, "post_processor RobertaProcessing", "trim_offsets", true);
+        p.trim_prefix_space = get<bool>(j, "post_processor RobertaProcessing", "add_prefix_space", true);
+      }
     } else if (type == "TemplateProcessing") {
       t = PairTemplate{};
       t.name = "TemplateProcessing";
@@ -434,7 +438,7 @@ FastPipeline read_tokenizer_json(const std::filesystem::path& file) {
   r.pre_tokenizer(j.value("pre_tokenizer", json()), p.pre_tokenizers);
   r.model(j.value("model", json()), p);
   r.added_tokens(j.value("added_tokens", json()), p);
-  const std::string post = r.post_processor(j.value("post_processor", json()), p.pair_template);
+  const std::string post = r.post_processor(j.value("post_processor", json()), p.pair_template, p);
   // truncation/padding: transformers replaces both with the caller's settings, and so does attnscan.
   if (j.contains("padding") && j["padding"].is_object() && j["padding"].contains("pad_token") &&
       j["padding"]["pad_token"].is_string())

@@ -69,6 +69,7 @@ struct FastPipeline {
   PairTemplate pair_template;
   std::string description;                     // "tokenizer.json (WordPiece, RobertaProcessing)"
   bool byte_level = false;                     // a ByteLevel pre-tokenizer maps bytes to characters
+  bool trim_offsets = false, trim_prefix_space = false;  // RobertaProcessing's (processors/trim_offsets.hpp)
   std::optional<std::string> pad_token;        // padding.pad_token when the file has one
 };
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "tokenizer/pre_tokenizers/byte_level.hpp"
+#include "tokenizer/processors/trim_offsets.hpp"
 #include "tokenizer/models/subword_model.hpp"
 #include "tokenizer/unicode_text.hpp"
 
@@ -67,40 +68,44 @@ RobertaSlowModel::RobertaSlowModel(Vocab vocab, BpeMerges merges, std::vector<Sl
       add_prefix_space_(add_prefix_space) {}
 
 SentenceTokens RobertaSlowModel::tokenize(std::string_view text_utf8) const {
-  std::u32string text = unicode::decode(text_utf8);
+  NormalizedText text(unicode::decode(text_utf8));
   // prepare_for_tokenization: a space before text that does not start with one
-  if (add_prefix_space_ && !text.empty() && !unicode::is_python_space(text[0])) text.insert(text.begin(), U' ');
+  if (add_prefix_space_ && !text.empty() && !unicode::is_python_space(text.text()[0])) text.prepend(U" ");
   SentenceTokens out;
   for (const auto& chunk : split_slow_added(text, added_)) {
     if (chunk.added >= 0) {
       const auto& a = added_[static_cast<std::size_t>(chunk.added)];
-      push_added(out, a.content, a.id, a.special);
+      push_added(out, a.content, a.id, a.special, chunk.text.original(0, chunk.text.size()));
       continue;
     }
-    for (const auto& [b, e] : gpt2_split(chunk.text)) {
-      const std::string utf8 = unicode::encode(std::u32string_view(chunk.text.data() + b, e - b));
+    for (const auto& [b, e] : gpt2_split(chunk.text.text())) {
+      NormalizedText word = chunk.text.slice(b, e);
+      const std::string utf8 = unicode::encode(word.text());
+      to_byte_chars(word);
       std::vector<std::string> symbols;
-      for (char32_t c : bytes_to_chars(utf8)) symbols.push_back(unicode::encode(std::u32string_view(&c, 1)));
+      for (char32_t c : word.text()) symbols.push_back(unicode::encode(std::u32string_view(&c, 1)));
       merges_.merge(symbols);
-      const auto word = static_cast<int32_t>(out.words.size());
+      const auto word_idx = static_cast<int32_t>(out.words.size());
+      std::size_t at = 0;  // byte characters passed
       for (auto& piece : symbols) {
+        const std::size_t n = unicode::decode(piece).size();
+        const CharSpan span = word.original(at, at + n);
+        at += n;
         int32_t id = -1;
         for (const auto& a : added_)  // convert_tokens_to_ids: the added tokens first
           if (a.content == piece) id = a.id;
         if (id < 0) id = vocab_.find(piece);
         if (id < 0) id = unk_id_;
-        out.ids.push_back(id);
         const bool unknown = id == unk_id_ && vocab_.find(piece) < 0 && unk_id_ >= 0 &&
                              unk_id_ < static_cast<int32_t>(vocab_.size());
-        out.pieces.push_back(unknown ? vocab_.token(unk_id_) : std::move(piece));
-        out.word_index.push_back(word);
-        out.special.push_back(0);
+        out.push(id, unknown ? vocab_.token(unk_id_) : std::move(piece), word_idx, false, span);
       }
       std::size_t lead = 0;
       while (lead < utf8.size() && utf8[lead] == ' ') ++lead;
       out.words.push_back(lead == utf8.size() ? utf8 : utf8.substr(lead));
     }
   }
+  trim_offsets(out, unicode::decode(text_utf8), add_prefix_space_);
   return out;
 }
 

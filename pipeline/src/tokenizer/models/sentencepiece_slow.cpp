@@ -1,10 +1,13 @@
 // SentencePiece models (read by attnscan: sentencepiece_model.hpp), as transformers' slow
 // XLMRobertaTokenizer and AlbertTokenizer (4.40) use them.
+#include <algorithm>
+
 #include <utf8proc.h>
 
 #include "common/error.hpp"
 #include "tokenizer/files/sentencepiece_model.hpp"
 #include "tokenizer/models/subword_model.hpp"
+#include "tokenizer/normalizers/normalizers.hpp"
 #include "tokenizer/unicode_text.hpp"
 
 namespace attnscan::detail {
@@ -23,7 +26,42 @@ bool python_isdigit(char32_t c) {
          (c >= 0x1F100 && c <= 0x1F10A) || c == 0x1369 || (c >= 0x136A && c <= 0x1371) || c == 0x19DA;
 }
 
-std::u32string python_lower(const std::u32string& text) { return unicode::python_lower(text); }
+// AlbertTokenizer's " ".join(text.strip().split()): each run of whitespace one space, aligned with the
+// run's last grapheme ("\r\n" is one), as the fast tokenizer's per-grapheme charsmap and then its
+// Replace(" {2,}", " ") align it; none at the end, and
+// none at the start unless `keep_leading`: then the leading run's space stays for SentencePiece's
+// normalizer to remove and give its span to the dummy prefix (as Metaspace turns that space into it).
+void collapse_spaces(NormalizedText& text, bool keep_leading) {
+  const std::u32string& t = text.text();
+  std::vector<CharChange> changes;
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < t.size();) {
+    if (!unicode::is_python_space(t[i])) {
+      changes.push_back({t[i++], 0, skip});
+      skip = 0;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < t.size() && unicode::is_python_space(t[j])) ++j;
+    if ((changes.empty() && !keep_leading) || j == t.size()) {
+      skip += j - i;
+    } else {
+      std::size_t g = j - 1;  // where the run's last grapheme starts
+      while (g > i && !utf8proc_grapheme_break(static_cast<utf8proc_int32_t>(t[g - 1]), static_cast<utf8proc_int32_t>(t[g])))
+        --g;
+      changes.push_back({U' ', -static_cast<int>(j - 1 - g), skip + (g - i)});
+      skip = 0;
+    }
+    i = j;
+  }
+  text.transform(changes);
+}
+
+// A piece of the slow tokenizer's _tokenize and the characters of the sentence it covers.
+struct SpanPiece {
+  std::string piece;
+  CharSpan span;
+};
 
 class SentencePieceSlowModel final : public SentencePieceSlow {
  public:
@@ -33,7 +71,7 @@ class SentencePieceSlowModel final : public SentencePieceSlow {
   SentenceTokens tokenize(std::string_view text) const override;
 
  private:
-  std::vector<std::string> pieces(const std::string& text) const;  // _tokenize
+  std::vector<SpanPiece> pieces(NormalizedText text) const;  // _tokenize
   int32_t piece_id(const std::string& piece) const;
 
   SentencePieceModel sp_;
@@ -87,78 +125,72 @@ int32_t SentencePieceSlowModel::piece_id(const std::string& piece) const {
 }
 
 // The slow tokenizer's _tokenize of one chunk of text (added tokens already split out).
-std::vector<std::string> SentencePieceSlowModel::pieces(const std::string& text_utf8) const {
-  std::vector<std::string> out;
-  auto encode = [&](const std::string& s) {
-    std::vector<std::string> p;
-    for (auto& piece : sp_.encode(s)) p.push_back(std::move(piece.first));
+std::vector<SpanPiece> SentencePieceSlowModel::pieces(NormalizedText text) const {
+  auto encode = [&](const NormalizedText& t) {
+    std::vector<SpanPiece> p;
+    for (auto& piece : sp_.encode(t)) p.push_back({std::move(piece.piece), piece.span});
     return p;
   };
-  if (options_.flavour == Flavour::XlmRoberta) return encode(text_utf8);
+  if (options_.flavour == Flavour::XlmRoberta) return encode(text);
   // AlbertTokenizer.preprocess_text
-  std::u32string text = unicode::decode(text_utf8);
-  if (options_.remove_space) {
-    std::u32string joined;
-    for (const auto& w : python_split_utf8(text_utf8)) {
-      if (!joined.empty()) joined.push_back(U' ');
-      joined += unicode::decode(w);
-    }
-    text.swap(joined);
-  }
+  if (options_.remove_space) collapse_spaces(text, sp_.removes_extra_whitespaces());
   for (const std::u32string from : {U"``", U"''"}) {
-    std::u32string replaced;
-    for (std::size_t i = 0; i < text.size();) {
-      if (text.compare(i, 2, from) == 0) {
-        replaced.push_back(U'"');
-        i += 2;
-      } else {
-        replaced.push_back(text[i++]);
-      }
-    }
-    text.swap(replaced);
+    NormalizerStep quotes;
+    quotes.kind = NormalizerStep::Kind::Replace;
+    quotes.find = from;
+    quotes.content = U"\"";
+    replace(quotes, text);
   }
   if (!options_.keep_accents) {
-    std::u32string kept;
-    for (char32_t c : unicode::nfkd(text))
-      if (utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class == 0) kept.push_back(c);
-    text.swap(kept);
+    unicode_form(UnicodeForm::NFKD, text);
+    text.filter([](char32_t c) { return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class == 0; });
   }
-  if (options_.do_lower_case) text = python_lower(text);
-  for (auto& piece : encode(unicode::encode(text))) {
-    const std::u32string p = unicode::decode(piece);
+  if (options_.do_lower_case) python_lowercase(text);
+  std::vector<SpanPiece> out;
+  for (auto& sp : encode(text)) {
+    const std::u32string p = unicode::decode(sp.piece);
     if (p.size() > 1 && p.back() == U',' && python_isdigit(p[p.size() - 2])) {
-      // "9," -> "▁9" ","; the digits re-encoded without the space mark
+      // "9," -> "▁9" ","; the digits re-encoded without the space mark, each given its characters of the
+      // piece's span in order (the fast tokenizer has no such split to follow)
       std::u32string digits;
       for (std::size_t i = 0; i + 1 < p.size(); ++i)
         if (p[i] != kSpaceMark) digits.push_back(p[i]);
-      auto cur = encode(unicode::encode(digits));
+      std::vector<std::string> cur;
+      for (auto& c : sp_.encode(unicode::encode(digits))) cur.push_back(std::move(c.first));
       if (p[0] != kSpaceMark && !cur.empty() && unicode::decode(cur[0])[0] == kSpaceMark) {
         const std::u32string first = unicode::decode(cur[0]);
         if (first.size() == 1) cur.erase(cur.begin());
         else cur[0] = unicode::encode(first.substr(1));
       }
-      cur.push_back(",");
-      for (auto& c : cur) out.push_back(std::move(c));
+      int64_t at = std::max(sp.span.start, sp.span.end - 1 - static_cast<int64_t>(digits.size()));
+      for (auto& c : cur) {
+        std::size_t n = 0;
+        for (char32_t ch : unicode::decode(c)) n += ch != kSpaceMark;
+        const int64_t end = std::min(at + static_cast<int64_t>(n), sp.span.end - 1);
+        out.push_back({std::move(c), {at, end}});
+        at = end;
+      }
+      out.push_back({",", {sp.span.end - 1, sp.span.end}});
     } else {
-      out.push_back(std::move(piece));
+      out.push_back(std::move(sp));
     }
   }
   return out;
 }
 
 SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) const {
-  std::u32string text = unicode::decode(text_utf8);
-  if (options_.do_lower_case) text = lower_except(text, options_.lowercase_skip);
+  NormalizedText text(unicode::decode(text_utf8));
+  if (options_.do_lower_case) lower_except(text, options_.lowercase_skip);
   SentenceTokens out;
-  for (const auto& chunk : split_slow_added(text, added_)) {
+  for (auto& chunk : split_slow_added(text, added_)) {
     if (chunk.added >= 0) {
       const auto& a = added_[static_cast<std::size_t>(chunk.added)];
-      push_added(out, a.content, a.id, a.special);
+      push_added(out, a.content, a.id, a.special, chunk.text.original(0, chunk.text.size()));
       continue;
     }
     bool in_word = false;  // a "▁"-initial piece starts a word; a chunk's first piece always does
-    for (auto& piece : pieces(unicode::encode(chunk.text))) {
-      const std::u32string p = unicode::decode(piece);
+    for (auto& sp : pieces(std::move(chunk.text))) {
+      const std::u32string p = unicode::decode(sp.piece);
       const bool starts = !p.empty() && p[0] == kSpaceMark;
       if (starts || !in_word) {
         out.words.emplace_back();
@@ -168,12 +200,10 @@ SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) cons
       for (char32_t c : p)
         if (c != kSpaceMark) bare.push_back(c);
       out.words.back() += unicode::encode(bare);
-      const int32_t id = piece_id(piece);
-      out.ids.push_back(id);
-      out.pieces.push_back(id >= 0 && static_cast<std::size_t>(id) < id_to_token_.size() ? id_to_token_[static_cast<std::size_t>(id)]
-                                                                                      : piece);
-      out.word_index.push_back(static_cast<int32_t>(out.words.size()) - 1);
-      out.special.push_back(0);
+      const int32_t id = piece_id(sp.piece);
+      const bool known = id >= 0 && static_cast<std::size_t>(id) < id_to_token_.size();
+      out.push(id, known ? id_to_token_[static_cast<std::size_t>(id)] : sp.piece,
+               static_cast<int32_t>(out.words.size()) - 1, false, sp.span);
     }
   }
   return out;

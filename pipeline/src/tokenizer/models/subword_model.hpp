@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tokenizer/models/unigram.hpp"
+#include "tokenizer/normalized_text.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace attnscan::detail {
@@ -33,21 +34,22 @@ struct SlowAddedToken {
 
 // transformers' PreTrainedTokenizer.tokenize: text chunks (index -1) and added tokens (their index),
 // leftmost-longest matches, stripped neighbours, empty chunks dropped.
+// `text`: the chunk, or the characters an added token matched (stripped whitespace included).
 struct SlowChunk {
   int added = -1;
-  std::u32string text;
+  NormalizedText text;
 };
-std::vector<SlowChunk> split_slow_added(const std::u32string& text, const std::vector<SlowAddedToken>& tokens);
+std::vector<SlowChunk> split_slow_added(const NormalizedText& text, const std::vector<SlowAddedToken>& tokens);
 
-// transformers' PreTrainedTokenizer.tokenize with do_lower_case: every character lowercased (Python's
-// str.lower()) except the `keep` strings (special tokens) written in the text, longest match first.
-std::u32string lower_except(const std::u32string& text, const std::vector<std::string>& keep);
+// transformers' PreTrainedTokenizer.tokenize with do_lower_case: every character lowercased alone
+// (Python's str.lower()) except the `keep` strings (special tokens) written in the text, longest match first.
+void lower_except(NormalizedText& text, const std::vector<std::string>& keep);
 
 // Python's str.split() (no arguments) of UTF-8 text.
 std::vector<std::string> python_split_utf8(std::string_view text);
 
-// Appends an added token as a word of its own.
-void push_added(SentenceTokens& out, const std::string& content, int32_t id, bool special);
+// Appends an added token as a word of its own, covering `span` of the sentence.
+void push_added(SentenceTokens& out, const std::string& content, int32_t id, bool special, CharSpan span);
 
 // ---------------------------------------------------------------------------------------------
 // WordPiece (wordpiece.cpp): the slow BertTokenizer over vocab.txt, or tokenizer.json's WordPiece.
@@ -60,8 +62,9 @@ class WordPieceModel : public SubwordModel {
   SentenceTokens tokenize(std::string_view text) const override;
 
  private:
-  void basic_words(std::string_view chunk, std::vector<std::string>& out) const;
-  void wordpiece(const std::string& word, int32_t word_idx, bool special, SentenceTokens& out) const;
+  void basic_words(NormalizedText chunk, std::vector<NormalizedText>& out) const;
+  void wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;
+  void push_special(const NormalizedText& text, SentenceTokens& out) const;  // a special written in the text
   SentenceTokens tokenize_fast(std::string_view text) const;
 
   Vocab vocab_;
@@ -114,9 +117,9 @@ class FastSubwordModel : public SubwordModel {
   SentenceTokens tokenize(std::string_view text) const override;
 
  private:
-  void bpe(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;
-  void unigram(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;
-  void word_level(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const;  // word_level.cpp
+  void bpe(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;
+  void unigram(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;
+  void word_level(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;  // word_level.cpp
 
   std::shared_ptr<const FastPipeline> p_;
   BpeMerges merges_;

@@ -6,17 +6,14 @@
 
 namespace attnscan::detail {
 
-void FastSubwordModel::word_level(const std::u32string& word, int32_t word_idx, SentenceTokens& out) const {
-  std::string piece = unicode::encode(word);
+void FastSubwordModel::word_level(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const {
+  std::string piece = unicode::encode(word.text());
   int32_t id = p_->vocab.find(piece);
   if (id < 0) {  // read_tokenizer_json checked that the unk token is in the vocabulary
     piece = p_->unk_token;
     id = p_->vocab.find(piece);
   }
-  out.ids.push_back(id);
-  out.pieces.push_back(std::move(piece));
-  out.word_index.push_back(word_idx);
-  out.special.push_back(0);
+  out.push(id, std::move(piece), word_idx, false, word.original(0, word.size()));
 }
 
 }  // namespace attnscan::detail

@@ -4,37 +4,30 @@
 #include "tokenizer/fast_text.hpp"
 #include "tokenizer/models/subword_model.hpp"
 #include "tokenizer/files/tokenizer_json.hpp"
+#include "tokenizer/normalizers/normalizers.hpp"
+#include "tokenizer/processors/trim_offsets.hpp"
 #include "tokenizer/unicode_text.hpp"
 
 namespace attnscan::detail {
 
 namespace {
 
-bool is_special(const std::vector<std::string>& specials, const std::string& s) {
+bool is_special(const std::vector<std::string>& specials, const std::u32string& s) {
+  const std::string utf8 = unicode::encode(s);
   for (const auto& t : specials)
-    if (t == s) return true;
+    if (t == utf8) return true;
   return false;
 }
 
-// str.split() with no arguments.
-std::vector<std::u32string> python_split(std::u32string_view text) {
-  std::vector<std::u32string> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && unicode::is_python_space(text[i])) ++i;
-    std::size_t j = i;
-    while (j < text.size() && !unicode::is_python_space(text[j])) ++j;
-    if (j > i) out.emplace_back(text.substr(i, j - i));
-    i = j;
+// The slices of `text` between the characters `is_space` finds (str.split()); none empty.
+template <typename IsSpace>
+void split_removing(const NormalizedText& text, IsSpace&& is_space, std::vector<NormalizedText>& out) {
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && !is_space(text.text()[i])) continue;
+    if (i > begin) out.push_back(text.slice(begin, i));
+    begin = i + 1;
   }
-  return out;
-}
-
-std::u32string strip_accents(std::u32string_view text) {
-  std::u32string out;
-  for (char32_t c : unicode::nfd(text))
-    if (!(unicode::category(c)[0] == 'M' && unicode::category(c)[1] == 'n')) out.push_back(c);
-  return out;
 }
 
 }  // namespace
@@ -57,66 +50,46 @@ WordPieceModel::WordPieceModel(std::shared_ptr<const FastPipeline> fast) : fast_
   max_chars_ = fast_->max_input_chars_per_word;
 }
 
-void WordPieceModel::basic_words(std::string_view chunk_utf8, std::vector<std::string>& out) const {
-  std::u32string cleaned;
-  for (char32_t c : unicode::decode(chunk_utf8)) {
-    if (c == 0 || c == 0xFFFD || unicode::is_control(c)) continue;
-    if (unicode::is_whitespace(c)) {
-      cleaned.push_back(U' ');
-    } else if (config_.tokenize_chinese_chars && unicode::is_cjk(c)) {
-      cleaned.push_back(U' ');
-      cleaned.push_back(c);
-      cleaned.push_back(U' ');
-    } else {
-      cleaned.push_back(c);
-    }
-  }
+// transformers' BasicTokenizer: clean (controls removed, whitespace a space), CJK characters spaced,
+// NFC, split on whitespace; each word not a special token lowercased and stripped of accents (NFD, Mn
+// removed), then split at punctuation; " ".join re-split.
+void WordPieceModel::basic_words(NormalizedText chunk, std::vector<NormalizedText>& out) const {
+  clean_text(chunk, unicode::is_whitespace);
+  if (config_.tokenize_chinese_chars) space_cjk(chunk, unicode::is_cjk);
+  unicode_form(UnicodeForm::NFC, chunk);
   const bool strip = config_.strip_accents.value_or(config_.do_lower_case);
-  std::u32string joined;  // HF re-splits " ".join(split_tokens) on whitespace
-  for (auto& token : python_split(unicode::nfc(cleaned))) {
-    std::string utf8 = unicode::encode(token);
-    if (is_special(specials_, utf8)) {
-      joined += token;
-      joined.push_back(U' ');
+  std::vector<NormalizedText> tokens;
+  split_removing(chunk, unicode::is_python_space, tokens);
+  for (auto& token : tokens) {
+    if (is_special(specials_, token.text())) {
+      out.push_back(std::move(token));
       continue;
     }
-    if (config_.do_lower_case) token = unicode::python_lower(token);
-    if (strip) token = strip_accents(token);
-    bool new_word = true;
-    for (char32_t c : token) {
-      if (unicode::is_punctuation(c)) {
-        joined.push_back(U' ');
-        joined.push_back(c);
-        joined.push_back(U' ');
-        new_word = true;
-      } else {
-        if (new_word) joined.push_back(U' ');
-        new_word = false;
-        joined.push_back(c);
-      }
+    if (config_.do_lower_case) python_lowercase(token);
+    if (strip) strip_nonspacing_marks(token);
+    std::vector<NormalizedText> parts;
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < token.size(); ++i) {
+      if (!unicode::is_punctuation(token.text()[i])) continue;
+      if (i > begin) parts.push_back(token.slice(begin, i));
+      parts.push_back(token.slice(i, i + 1));
+      begin = i + 1;
     }
-    joined.push_back(U' ');
+    if (token.size() > begin) parts.push_back(token.slice(begin, token.size()));
+    for (const auto& part : parts) split_removing(part, unicode::is_python_space, out);
   }
-  for (const auto& w : python_split(joined)) out.push_back(unicode::encode(w));
 }
 
-void WordPieceModel::wordpiece(const std::string& word, int32_t word_idx, bool special,
-                                   SentenceTokens& out) const {
-  auto push = [&](int32_t id, std::string piece, bool is_special) {
-    out.ids.push_back(id);
-    out.pieces.push_back(std::move(piece));
-    out.word_index.push_back(word_idx);
-    out.special.push_back(is_special ? 1 : 0);
-  };
-  if (special) {
-    push(special_ids_.at(word), word, true);
-    return;
-  }
-  std::u32string chars = unicode::decode(word);
+// Greedy longest-match-first over the word's characters; one unmatchable piece makes the whole word
+// the unknown token (as does a word longer than max_chars_).
+void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const {
+  const std::u32string& chars = word.text();
+  const CharSpan whole = word.original(0, chars.size());
   if (chars.size() > max_chars_) {
-    push(unk_id_, unk_token_, false);
+    out.push(unk_id_, unk_token_, word_idx, false, whole);
     return;
   }
+  const std::string utf8 = unicode::encode(chars);
   std::vector<std::size_t> offset(chars.size() + 1, 0);  // byte offset of each code point
   for (std::size_t i = 0; i < chars.size(); ++i)
     offset[i + 1] = offset[i] + unicode::encode(std::u32string_view(&chars[i], 1)).size();
@@ -127,43 +100,48 @@ void WordPieceModel::wordpiece(const std::string& word, int32_t word_idx, bool s
     int32_t found = -1;
     std::string piece;
     while (start < end) {
-      piece = (start > 0 ? prefix_ : std::string()) + word.substr(offset[start], offset[end] - offset[start]);
+      piece = (start > 0 ? prefix_ : std::string()) + utf8.substr(offset[start], offset[end] - offset[start]);
       found = vocab_.find(piece);
       if (found >= 0) break;
       --end;
     }
-    if (found < 0) {  // one unmatchable piece makes the whole word [UNK]
-      out.ids.resize(first);
-      out.pieces.resize(first);
-      out.word_index.resize(first);
-      out.special.resize(first);
-      push(unk_id_, unk_token_, false);
+    if (found < 0) {
+      out.resize(first);
+      out.push(unk_id_, unk_token_, word_idx, false, whole);
       return;
     }
-    push(found, std::move(piece), false);
+    out.push(found, std::move(piece), word_idx, false, word.original(start, end));
     start = end;
   }
 }
 
+void WordPieceModel::push_special(const NormalizedText& text, SentenceTokens& out) const {
+  const std::string tok = unicode::encode(text.text());
+  out.push(special_ids_.at(tok), tok, static_cast<int32_t>(out.words.size()), true, text.original(0, text.size()));
+  out.words.push_back(tok);
+}
+
 SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
   if (fast_) return tokenize_fast(text);
-  std::u32string u = unicode::decode(text);
+  NormalizedText u(unicode::decode(text));
   // HF's tokenize() lowercases the text except the special tokens written in it, before splitting them
   // out: "<MASK>" becomes the special "<mask>" for MPNet.
-  if (config_.do_lower_case) u = lower_except(u, specials_);
+  if (config_.do_lower_case) lower_except(u, specials_);
   SentenceTokens out;
-  for (const auto& chunk : split_slow_added(u, slow_specials_)) {
+  for (auto& chunk : split_slow_added(u, slow_specials_)) {
     if (chunk.added >= 0) {
-      const std::string& tok = specials_[static_cast<std::size_t>(chunk.added)];
-      wordpiece(tok, static_cast<int32_t>(out.words.size()), true, out);
-      out.words.push_back(tok);
+      push_special(chunk.text, out);
       continue;
     }
-    std::vector<std::string> words;
-    basic_words(unicode::encode(chunk.text), words);
+    std::vector<NormalizedText> words;
+    basic_words(std::move(chunk.text), words);
     for (auto& w : words) {
-      wordpiece(w, static_cast<int32_t>(out.words.size()), is_special(specials_, w), out);
-      out.words.push_back(std::move(w));
+      if (is_special(specials_, w.text())) {
+        push_special(w, out);
+        continue;
+      }
+      wordpiece(w, static_cast<int32_t>(out.words.size()), out);
+      out.words.push_back(unicode::encode(w.text()));
     }
   }
   return out;
@@ -171,21 +149,18 @@ SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
 
 SentenceTokens WordPieceModel::tokenize_fast(std::string_view text) const {
   SentenceTokens out;
-  bool at_start = true;  // Metaspace's prepend_scheme "first" prepends before the first chunk only
-  for (const auto& piece : detail::split_added_tokens(*fast_, unicode::decode(text))) {
+  for (auto& piece : detail::split_added_tokens(*fast_, unicode::decode(text))) {
     if (piece.added >= 0) {
       const auto& a = fast_->added[static_cast<std::size_t>(piece.added)];
-      push_added(out, a.content, a.id, a.special);
-      at_start = false;
+      push_added(out, a.content, a.id, a.special, piece.text.original(0, piece.text.size()));
       continue;
     }
-    for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, piece.text, at_start)) {
-      std::string word = unicode::encode(w);
-      wordpiece(word, static_cast<int32_t>(out.words.size()), false, out);
-      out.words.push_back(std::move(word));
+    for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, std::move(piece.text))) {
+      wordpiece(w, static_cast<int32_t>(out.words.size()), out);
+      out.words.push_back(unicode::encode(w.text()));
     }
-    at_start = false;
   }
+  if (fast_->trim_offsets) trim_offsets(out, unicode::decode(text), fast_->trim_prefix_space);
   return out;
 }
 

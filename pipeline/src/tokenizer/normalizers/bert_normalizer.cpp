@@ -4,46 +4,26 @@
 
 namespace attnscan::detail {
 
-namespace {
-
-std::u32string drop_nonspacing_marks(const std::u32string& text) {
-  std::u32string out;
-  out.reserve(text.size());
-  for (char32_t c : text)
-    if (!unicode::is_nonspacing_mark(c)) out.push_back(c);
-  return out;
+void clean_text(NormalizedText& text, bool (*is_space)(char32_t)) {  // filter first, then map
+  text.filter([](char32_t c) { return !(c == 0 || c == 0xFFFD || unicode::is_control(c)); });
+  text.map([&](char32_t c) { return c == U'\t' || c == U'\n' || c == U'\r' || is_space(c) ? U' ' : c; });
 }
 
-}  // namespace
+void space_cjk(NormalizedText& text, bool (*is_cjk)(char32_t)) {  // " c " with the spaces aligned with c
+  text.expand([&](char32_t c) { return is_cjk(c) ? std::u32string{U' ', c, U' '} : std::u32string(1, c); });
+}
+
+void strip_nonspacing_marks(NormalizedText& text) {
+  unicode_form(UnicodeForm::NFD, text);
+  text.filter([](char32_t c) { return !unicode::is_nonspacing_mark(c); });
+}
 
 // tokenizers' BertNormalizer: clean, CJK spacing, then accents, then lowercase; no NFC.
-std::u32string bert_normalize(const NormalizerStep& s, std::u32string text) {
-  if (s.clean_text) {
-    std::u32string out;
-    out.reserve(text.size());
-    for (char32_t c : text) {
-      if (c == 0 || c == 0xFFFD || unicode::is_control(c)) continue;  // filter first, then map
-      out.push_back(c == U'\t' || c == U'\n' || c == U'\r' || unicode::is_rust_whitespace(c) ? U' ' : c);
-    }
-    text.swap(out);
-  }
-  if (s.handle_chinese_chars) {
-    std::u32string out;
-    out.reserve(text.size());
-    for (char32_t c : text) {
-      if (unicode::is_cjk_tokenizers(c)) {
-        out.push_back(U' ');
-        out.push_back(c);
-        out.push_back(U' ');
-      } else {
-        out.push_back(c);
-      }
-    }
-    text.swap(out);
-  }
-  if (s.strip_accents.value_or(s.lowercase)) text = drop_nonspacing_marks(unicode::nfd(text));
-  if (s.lowercase) text = unicode::lower_each_char(text);
-  return text;
+void bert_normalize(const NormalizerStep& s, NormalizedText& text) {
+  if (s.clean_text) clean_text(text, unicode::is_rust_whitespace);
+  if (s.handle_chinese_chars) space_cjk(text, unicode::is_cjk_tokenizers);
+  if (s.strip_accents.value_or(s.lowercase)) strip_nonspacing_marks(text);
+  if (s.lowercase) lowercase(text);
 }
 
 }  // namespace attnscan::detail

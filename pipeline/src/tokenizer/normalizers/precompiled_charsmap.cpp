@@ -98,9 +98,28 @@ std::pair<std::string_view, std::size_t> PrecompiledCharsmap::longest_prefix(std
   return best;
 }
 
-std::u32string PrecompiledCharsmap::normalize(const std::u32string& text) const {
-  std::string out;
-  out.reserve(text.size());
+namespace {
+
+// The crate's Precompiled `replace`: the new characters replace the old ones one for one; extra new
+// ones are inserted; old ones left over are removed with the last change so far (with none, at the
+// very start, the removal is not recorded, as in the crate, and the characters after it shift).
+void push_replacement(std::vector<CharChange>& changes, std::size_t old_count, std::u32string_view replacement) {
+  for (char32_t c : replacement) changes.push_back({c, 0});
+  const auto diff = static_cast<std::ptrdiff_t>(replacement.size()) - static_cast<std::ptrdiff_t>(old_count);
+  if (diff > 0) {
+    for (std::size_t k = changes.size() - static_cast<std::size_t>(diff); k < changes.size(); ++k) changes[k].change = 1;
+  } else if (diff < 0 && !changes.empty()) {
+    changes.back().change += static_cast<int>(diff);
+  }
+}
+
+}  // namespace
+
+void PrecompiledCharsmap::normalize(NormalizedText& normalized) const {
+  const std::u32string& text = normalized.text();
+  std::vector<CharChange> changes;
+  changes.reserve(text.size());
+  bool modified = false;
   std::size_t i = 0;
   utf8proc_int32_t state = 0;
   while (i < text.size()) {
@@ -113,17 +132,22 @@ std::u32string PrecompiledCharsmap::normalize(const std::u32string& text) const 
     std::optional<std::string_view> whole;
     if (grapheme.size() < 6) whole = first_prefix(grapheme);
     if (whole) {
-      out += *whole;
+      modified = true;
+      push_replacement(changes, j - i, unicode::decode(*whole));
     } else {
       for (std::size_t k = i; k < j; ++k) {
         const std::string c = unicode::encode(std::u32string_view(text.data() + k, 1));
-        if (auto r = first_prefix(c)) out += *r;
-        else out += c;
+        if (auto r = first_prefix(c)) {
+          modified = true;
+          push_replacement(changes, 1, unicode::decode(*r));
+        } else {
+          changes.push_back({text[k], 0});
+        }
       }
     }
     i = j;
   }
-  return unicode::decode(out);
+  if (modified) normalized.transform(changes);
 }
 
 }  // namespace attnscan::detail

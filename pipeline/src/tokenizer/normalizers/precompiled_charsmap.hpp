@@ -13,13 +13,16 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/normalized_text.hpp"
+
 namespace attnscan::detail {
 
 class PrecompiledCharsmap {
  public:
   // `blob`: the decoded precompiled_charsmap; throws std::runtime_error naming what is malformed.
   explicit PrecompiledCharsmap(std::string blob);
-  std::u32string normalize(const std::u32string& text) const;
+  // The text normalized in place, each character's alignment kept as the crate keeps it.
+  void normalize(NormalizedText& text) const;
   // SentencePiece's Normalizer::NormalizePrefix: the longest key of the trie that is a prefix of
   // `text` (darts-clone commonPrefixSearch), as (replacement, bytes matched); bytes 0 when none.
   std::pair<std::string_view, std::size_t> longest_prefix(std::string_view text) const;

@@ -3,27 +3,37 @@
 
 namespace attnscan::detail {
 
-// NormalizedString::replace: every leftmost, non-overlapping match replaced by `content`.
-std::u32string replace(const NormalizerStep& s, const std::u32string& text) {
-  std::u32string out;
-  out.reserve(text.size());
+// NormalizedString::replace: every leftmost, non-overlapping match replaced by `content`, whose
+// characters are all inserted after the match (aligned with its last character).
+void replace(const NormalizerStep& s, NormalizedText& text) {
+  const std::u32string& t = text.text();
+  std::vector<CharChange> changes;
+  changes.reserve(t.size());
+  std::size_t skip = 0;  // matched characters not yet passed
+  bool matched = false;
   std::size_t i = 0;
-  while (i < text.size()) {
+  while (i < t.size()) {
     std::size_t len = 0;
     if (!s.find.empty()) {
-      if (text.compare(i, s.find.size(), s.find) == 0) len = s.find.size();
+      if (t.compare(i, s.find.size(), s.find) == 0) len = s.find.size();
     } else {
-      while (i + len < text.size() && text[i + len] == s.repeat_char && (s.max_repeat == 0 || len < s.max_repeat)) ++len;
+      while (i + len < t.size() && t[i + len] == s.repeat_char && (s.max_repeat == 0 || len < s.max_repeat)) ++len;
       if (len < s.min_repeat) len = 0;
     }
     if (len == 0) {
-      out.push_back(text[i++]);
+      changes.push_back({t[i++], 0, skip});
+      skip = 0;
       continue;
     }
-    out += s.content;
+    matched = true;
+    skip += len;
+    for (char32_t c : s.content) {
+      changes.push_back({c, 1, skip});
+      skip = 0;
+    }
     i += len;
   }
-  return out;
+  if (matched) text.transform(changes);
 }
 
 }  // namespace attnscan::detail

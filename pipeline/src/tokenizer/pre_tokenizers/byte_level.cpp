@@ -73,6 +73,17 @@ std::u32string bytes_to_chars(const std::string& utf8) {
   return out;
 }
 
+void to_byte_chars(NormalizedText& text) {
+  std::vector<CharChange> changes;
+  changes.reserve(text.size() * 2);
+  for (char32_t c : text.text()) {
+    const std::string bytes = unicode::encode(std::u32string_view(&c, 1));
+    for (std::size_t k = 0; k < bytes.size(); ++k)
+      changes.push_back({byte_map().to_char[static_cast<unsigned char>(bytes[k])], k > 0 ? 1 : 0});
+  }
+  text.transform(changes);
+}
+
 std::string chars_to_bytes(const std::u32string& chars) {
   std::string out;
   for (char32_t c : chars) {

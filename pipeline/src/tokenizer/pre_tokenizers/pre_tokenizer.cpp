@@ -4,16 +4,19 @@
 
 namespace attnscan::detail {
 
-std::vector<std::u32string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, const std::u32string& text,
-                                         bool at_start) {
-  std::vector<std::u32string> pieces;
-  if (!text.empty()) pieces.push_back(text);
+void push_slice(const NormalizedText& piece, std::size_t begin, std::size_t end, std::vector<NormalizedText>& out) {
+  if (end > begin) out.push_back(piece.slice(begin, end));
+}
+
+std::vector<NormalizedText> pre_tokenize(const std::vector<PreTokenizerStep>& steps, NormalizedText text) {
+  std::vector<NormalizedText> pieces;
+  if (!text.empty()) pieces.push_back(std::move(text));
   using K = PreTokenizerStep::Kind;
   for (const auto& s : steps) {
     if (s.kind == K::ByteLevel) {
       byte_level(s, pieces);
     } else if (s.kind == K::Metaspace) {
-      metaspace(s, pieces, at_start);
+      metaspace(s, pieces);
     } else {
       bert_split(s, pieces);
     }

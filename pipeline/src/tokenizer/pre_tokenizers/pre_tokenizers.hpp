@@ -1,17 +1,20 @@
 #pragma once
 // The pre-tokenizers of tokenizer.json, one per file in this folder; pre_tokenizer.cpp applies a
-// sequence of them (fast_text.hpp: pre_tokenize). Each splits every piece in place.
-#include <string>
+// sequence of them (fast_text.hpp: pre_tokenize). Each splits every piece into slices (empty ones
+// dropped), each character keeping its alignment with the sentence.
 #include <vector>
 
 #include "tokenizer/files/tokenizer_json.hpp"
+#include "tokenizer/normalized_text.hpp"
 
 namespace attnscan::detail {
 
 // BertPreTokenizer (whitespace removed, then punctuation isolated) and WhitespaceSplit.
-void bert_split(const PreTokenizerStep& s, std::vector<std::u32string>& pieces);  // bert_pre_tokenizer.cpp
-void byte_level(const PreTokenizerStep& s, std::vector<std::u32string>& pieces);  // byte_level_step.cpp
-// `at_start`: the pieces begin the sentence (prepend_scheme "first").
-void metaspace(const PreTokenizerStep& s, std::vector<std::u32string>& pieces, bool at_start);  // metaspace.cpp
+void bert_split(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);  // bert_pre_tokenizer.cpp
+void byte_level(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);  // byte_level_step.cpp
+void metaspace(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);   // metaspace.cpp
+
+// Appends `piece.slice(begin, end)` unless empty.
+void push_slice(const NormalizedText& piece, std::size_t begin, std::size_t end, std::vector<NormalizedText>& out);
 
 }  // namespace attnscan::detail
