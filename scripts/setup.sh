@@ -143,6 +143,13 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     "$tools_venv/bin/python" "$off_script" --models "$cache/models" --tokenizers "$fixtures/trained_tokenizers" \
       --datasets "$datasets" --out "$fixtures/offsets.jsonl"
   fi
+  added_script=tests/reference/make_added_token_fixtures.py
+  if [ ! -f "$fixtures/added_tokens/rows.jsonl" ] || [ "$added_script" -nt "$fixtures/added_tokens/rows.jsonl" ] ||
+     [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$fixtures/added_tokens/rows.jsonl" ]; then
+    log "generating reference ids of added tokens with single_word (slow and fast)"
+    "$tools_venv/bin/python" "$added_script" --models "$cache/models" --tokenizers "$fixtures/trained_tokenizers" \
+      --out "$fixtures/added_tokens"
+  fi
   if [ ! -f "$fixtures/attention/pairs.json" ] || [ "$script" -nt "$fixtures/attention/pairs.json" ]; then
     log "generating reference attention"
     rm -rf "$fixtures/attention"

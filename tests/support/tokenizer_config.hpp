@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/error.hpp"
 #include "model/model_config.hpp"
 
 namespace attnscan::test {

@@ -11,7 +11,7 @@ namespace {
 // The matches of the tokens with normalized == `normalized` (added_tokens.hpp).
 std::vector<AddedMatch> find_added(const FastPipeline& p, const std::u32string& text, bool normalized) {
   auto pattern = [&](std::size_t k) { return p.added[k].normalized == normalized ? &p.added[k].pattern : nullptr; };
-  return match_added(text, p.added, pattern, unicode::is_rust_whitespace);
+  return match_added(text, p.added, pattern, unicode::is_rust_whitespace, unicode::is_rust_word);
 }
 
 // Every piece, matched or not, is a slice (the crate's split_with_indices), so its origin is recomputed.

@@ -44,6 +44,12 @@ void NormalizedText::transform(const std::vector<CharChange>& changes, std::size
   align_.swap(align);
 }
 
+void NormalizedText::append(const NormalizedText& tail) {
+  if (text_.empty()) origin_ = tail.origin_;
+  text_ += tail.text_;
+  align_.insert(align_.end(), tail.align_.begin(), tail.align_.end());
+}
+
 void NormalizedText::prepend(std::u32string_view s) {
   if (text_.empty() || s.empty()) return;
   text_.insert(0, s);

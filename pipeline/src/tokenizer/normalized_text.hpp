@@ -53,6 +53,8 @@ class NormalizedText {
   void filter(Keep&& keep);
   // `s` before the first character, all of it aligned with that character; nothing when empty.
   void prepend(std::u32string_view s);
+  // `tail`'s characters after these, each with its own span (pieces joined as Python joins strings).
+  void append(const NormalizedText& tail);
   // Each character to the string f gives (its first character replacing it, the others inserted).
   template <typename F>
   void expand(F&& f);

@@ -39,7 +39,11 @@ Tokenizer::Tokenizer(TokenizerParts parts) : p_(std::move(parts)) {}
 
 Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config, TemplateKind pair_template,
                      std::vector<std::string> extra_specials)
-    : Tokenizer(detail::wordpiece_slow_parts(std::move(vocab), std::move(config), pair_template, extra_specials)) {}
+    : Tokenizer(detail::wordpiece_slow_parts(vocab, std::move(config), pair_template, [&] {
+        std::vector<detail::SlowAddedToken> added;
+        for (auto& t : extra_specials) added.push_back({t, vocab.find(t)});
+        return added;
+      }())) {}
 
 SentenceTokens Tokenizer::tokenize(std::string_view text) const { return p_.model->tokenize(text); }
 

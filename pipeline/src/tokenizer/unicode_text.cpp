@@ -201,6 +201,16 @@ bool is_cjk_tokenizers(char32_t cp) {
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
+bool is_rust_word(char32_t c) {
+  // Alphabetic = L*, Nl and Other_Alphabetic: beyond the marks, the circled and squared Latin letters (So)
+  if ((c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+      (c >= 0x1F170 && c <= 0x1F189) || c == 0x200C || c == 0x200D)
+    return true;
+  const char* cat = category(c);
+  return cat[0] == 'L' || cat[0] == 'M' || (cat[0] == 'N' && (cat[1] == 'd' || cat[1] == 'l')) ||
+         (cat[0] == 'P' && cat[1] == 'c');
+}
+
 bool is_nonspacing_mark(char32_t c) {
   return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_MN;
 }

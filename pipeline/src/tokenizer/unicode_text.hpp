@@ -32,6 +32,7 @@ bool is_punctuation(char32_t c);   // HF _is_punctuation: ASCII non-alnum symbol
 bool is_cjk(char32_t c);           // HF _is_chinese_char
 bool is_python_space(char32_t c);  // Python str.isspace(), used by str.split()
 bool is_rust_whitespace(char32_t c);  // Rust char::is_whitespace (Unicode White_Space)
+bool is_rust_word(char32_t c);        // the regex crate's Unicode \w: Alphabetic, M*, Nd, Pc, Join_Control
 bool is_cjk_tokenizers(char32_t c);   // the `tokenizers` crate's is_chinese_char (0x2B920.., not 0x2B820..)
 bool is_nonspacing_mark(char32_t c);  // category Mn
 

@@ -13,8 +13,9 @@
 namespace attnscan::detail {
 
 // vocab.txt: the slow WordPiece tokenizer (BertTokenizer, MPNetTokenizer).
+// `added`: the added tokens split out besides the config's specials (those with id -1 are not).
 TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, TemplateKind kind,
-                                    const std::vector<std::string>& extra_specials);
+                                    const std::vector<SlowAddedToken>& added);
 TokenizerParts vocab_txt_recipe(const std::filesystem::path& dir, const TokenizerFacts& facts,
                                 const TokenizerConfigFiles& files);
 // vocab.json + merges.txt: the slow byte-level BPE tokenizer (RobertaTokenizer).

@@ -26,11 +26,8 @@ void take(const SpecialTokenNames& from, SlowSpecials& s) {
 // AlbertTokenizer make it).
 std::vector<SlowAddedToken> slow_added(const TokenizerConfigFiles& files, const SlowSpecials& s, const Vocab& vocab) {
   std::vector<SlowAddedToken> out;
-  for (const auto& e : files.added_tokens_decoder.value_or(std::vector<AddedTokenEntry>{})) {
-    if (e.single_word)
-      throw ModelError(files.config_file.string() + ": added token '" + e.content + "': single_word is not supported yet");
-    out.push_back({e.content, e.id, e.lstrip, e.rstrip, e.special});
-  }
+  for (const auto& e : files.added_tokens_decoder.value_or(std::vector<AddedTokenEntry>{}))
+    out.push_back({e.content, e.id, e.lstrip, e.rstrip, e.special, e.single_word});
   for (const auto* tok : {&s.bos, &s.eos, &s.unk, &s.sep, &s.pad, &s.cls, &s.mask}) {
     if (tok->empty()) continue;
     const bool have = std::any_of(out.begin(), out.end(), [&](const SlowAddedToken& a) { return a.content == *tok; });

@@ -316,7 +316,7 @@ struct Reader {
         fail("added_tokens: id " + t["id"].dump() + " is out of range");
       a.id = t["id"].get<int32_t>();
       const std::string part = "added token '" + a.content + "'";
-      if (get<bool>(t, part, "single_word", false)) fail(part + ": single_word is not supported yet");
+      a.single_word = get<bool>(t, part, "single_word", false);
       a.special = get<bool>(t, part, "special", false);
       a.lstrip = get<bool>(t, part, "lstrip", false);
       a.rstrip = get<bool>(t, part, "rstrip", false);

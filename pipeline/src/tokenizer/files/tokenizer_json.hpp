@@ -46,7 +46,7 @@ struct AddedToken {
   std::string content;      // as written in the file
   std::u32string pattern;   // what is matched: content, normalized when `normalized`
   int32_t id = 0;
-  bool special = false, lstrip = false, rstrip = false, normalized = false;
+  bool special = false, lstrip = false, rstrip = false, normalized = false, single_word = false;
 };
 
 struct FastPipeline {

@@ -10,21 +10,28 @@ namespace attnscan::detail {
 namespace {
 
 // The added tokens HF's slow tokenizer splits out of text besides the special tokens of
-// tokenizer_config.json: its added_tokens_decoder, else tokenizer.json's added_tokens.
-std::vector<std::string> slow_added_tokens(const std::filesystem::path& dir, const TokenizerConfigFiles& files) {
-  std::vector<std::string> out;
+// tokenizer_config.json: its added_tokens_decoder (with their ids and single_word; the basic tokenizer
+// drops the whitespace lstrip/rstrip would), else tokenizer.json's added_tokens found in vocab.txt.
+std::vector<SlowAddedToken> slow_added_tokens(const std::filesystem::path& dir, const TokenizerConfigFiles& files,
+                                              const Vocab& vocab) {
+  std::vector<SlowAddedToken> out;
   if (files.added_tokens_decoder) {
-    for (const auto& e : *files.added_tokens_decoder) out.push_back(e.content);
+    for (const auto& e : *files.added_tokens_decoder) {
+      SlowAddedToken a{e.content, e.id};
+      a.single_word = e.single_word;
+      out.push_back(std::move(a));
+    }
     return out;
   }
-  if (std::filesystem::exists(dir / "tokenizer.json")) return added_token_contents(dir / "tokenizer.json");
+  if (std::filesystem::exists(dir / "tokenizer.json"))
+    for (const auto& t : added_token_contents(dir / "tokenizer.json")) out.push_back({t, vocab.find(t)});
   return out;
 }
 
 }  // namespace
 
 TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, TemplateKind kind,
-                                    const std::vector<std::string>& extra_specials) {
+                                    const std::vector<SlowAddedToken>& added) {
   TokenizerParts p;
   auto need = [&](const std::string& tok) {
     const int32_t id = vocab.find(tok);
@@ -35,12 +42,14 @@ TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, Templat
   p.sep_id = need(config.sep_token);
   p.pad_id = need(config.pad_token);
   need(config.unk_token);
-  std::vector<std::string> candidates = {config.unk_token, config.sep_token, config.pad_token, config.cls_token,
-                                         config.mask_token};
-  candidates.insert(candidates.end(), extra_specials.begin(), extra_specials.end());
-  std::vector<std::string> specials;
-  for (const auto& t : candidates) {  // a special the vocabulary lacks cannot be given an id: not split out
-    if (t.empty() || vocab.find(t) < 0 || std::find(specials.begin(), specials.end(), t) != specials.end()) continue;
+  std::vector<SlowAddedToken> candidates;
+  for (const auto* t : {&config.unk_token, &config.sep_token, &config.pad_token, &config.cls_token, &config.mask_token})
+    candidates.push_back({*t, vocab.find(*t)});
+  candidates.insert(candidates.end(), added.begin(), added.end());
+  std::vector<SlowAddedToken> specials;
+  for (const auto& t : candidates) {  // a special without an id (not in the vocabulary) is not split out
+    const bool seen = std::any_of(specials.begin(), specials.end(), [&](const SlowAddedToken& s) { return s.content == t.content; });
+    if (t.content.empty() || t.id < 0 || seen) continue;
     specials.push_back(t);
   }
   const bool roberta = kind == TemplateKind::Roberta;
@@ -63,8 +72,9 @@ TokenizerParts vocab_txt_recipe(const std::filesystem::path& dir, const Tokenize
   if (static_cast<int64_t>(vocab.size()) > facts.vocab_size)
     throw ModelError(vocab_txt.string() + ": " + std::to_string(vocab.size()) +
                      " tokens but config.json says vocab_size " + std::to_string(facts.vocab_size));
-  return wordpiece_slow_parts(std::move(vocab), tokenizer_config(files, facts), facts.slow_template,
-                              slow_added_tokens(dir, files));
+  const auto added = slow_added_tokens(dir, files, vocab);
+  for (const auto& a : added) check_vocab_size(a.id, facts, files.config_file);
+  return wordpiece_slow_parts(std::move(vocab), tokenizer_config(files, facts), facts.slow_template, added);
 }
 
 }  // namespace attnscan::detail

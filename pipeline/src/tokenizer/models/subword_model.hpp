@@ -29,11 +29,12 @@ class SubwordModel {
 struct SlowAddedToken {
   std::string content;
   int32_t id = 0;
-  bool lstrip = false, rstrip = false, special = true;
+  bool lstrip = false, rstrip = false, special = true, single_word = false;
 };
 
 // transformers' PreTrainedTokenizer.tokenize: text chunks (index -1) and added tokens (their index),
-// leftmost-longest matches, stripped neighbours, empty chunks dropped.
+// leftmost-longest matches, stripped neighbours, single_word tokens joined to a neighbour as text,
+// empty chunks dropped.
 // `text`: the chunk, or the characters an added token matched (stripped whitespace included).
 struct SlowChunk {
   int added = -1;
@@ -56,7 +57,8 @@ void push_added(SentenceTokens& out, const std::string& content, int32_t id, boo
 class WordPieceModel : public SubwordModel {
  public:
   // Slow: `specials` the special tokens split out of text (each must be in `vocab`).
-  WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<std::string> specials);
+  // `specials`: the special and added tokens split out of the text (with their ids and single_word).
+  WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<SlowAddedToken> specials);
   // Fast: tokenizer.json.
   explicit WordPieceModel(std::shared_ptr<const FastPipeline> fast);
   SentenceTokens tokenize(std::string_view text) const override;
@@ -70,7 +72,7 @@ class WordPieceModel : public SubwordModel {
   Vocab vocab_;
   TokenizerConfig config_;
   std::vector<std::string> specials_;
-  std::vector<SlowAddedToken> slow_specials_;  // specials_ for split_slow_added (no lstrip/rstrip)
+  std::vector<SlowAddedToken> slow_specials_;  // specials_ for split_slow_added (no lstrip/rstrip: the basic tokenizer drops whitespace)
   std::unordered_map<std::string, int32_t> special_ids_;
   std::shared_ptr<const FastPipeline> fast_;
   std::string unk_token_ = "[UNK]", prefix_ = "##";

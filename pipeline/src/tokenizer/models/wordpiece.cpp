@@ -32,11 +32,11 @@ void split_removing(const NormalizedText& text, IsSpace&& is_space, std::vector<
 
 }  // namespace
 
-WordPieceModel::WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<std::string> specials)
-    : vocab_(std::move(vocab)), config_(std::move(config)), specials_(std::move(specials)) {
-  for (const auto& t : specials_) {
-    special_ids_[t] = vocab_.find(t);
-    slow_specials_.push_back({t, special_ids_[t]});
+WordPieceModel::WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<SlowAddedToken> specials)
+    : vocab_(std::move(vocab)), config_(std::move(config)), slow_specials_(std::move(specials)) {
+  for (const auto& t : slow_specials_) {
+    specials_.push_back(t.content);
+    special_ids_[t.content] = t.id;
   }
   unk_id_ = vocab_.find(config_.unk_token);
   unk_token_ = config_.unk_token;
