@@ -11,6 +11,7 @@
 //   change +1: it is inserted and takes the span of the last old character consumed so far;
 //   skip n: the n old characters before it are removed first (a Replace's match: its content is
 //   inserted after the matched characters, taking the last one's span).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -68,6 +69,7 @@ class NormalizedText {
 template <typename Keep>
 void NormalizedText::filter(Keep&& keep) {
   // A removed character goes with the kept one before it; those before the first kept one are removed_first.
+  if (std::all_of(text_.begin(), text_.end(), keep)) return;
   std::vector<CharChange> changes;
   changes.reserve(text_.size());
   std::size_t removed_first = 0;
@@ -80,26 +82,28 @@ void NormalizedText::filter(Keep&& keep) {
       --changes.back().change;
     }
   }
-  if (changes.size() == text_.size()) return;
   transform(changes, removed_first);
 }
 
 template <typename F>
 void NormalizedText::expand(F&& f) {
+  if (std::all_of(text_.begin(), text_.end(), [&](char32_t c) {
+        const std::u32string out = f(c);
+        return out.size() == 1 && out[0] == c;
+      }))
+    return;
   std::vector<CharChange> changes;
   changes.reserve(text_.size());
   std::size_t removed_first = 0;
-  bool same = true;
   for (char32_t c : text_) {
     const std::u32string out = f(c);
-    same = same && out.size() == 1 && out[0] == c;
     if (out.empty()) {  // removed: with the character before it, as filter
       if (changes.empty()) ++removed_first;
       else --changes.back().change;
     }
     for (std::size_t i = 0; i < out.size(); ++i) changes.push_back({out[i], i > 0 ? 1 : 0});
   }
-  if (!same) transform(changes, removed_first);
+  transform(changes, removed_first);
 }
 
 }  // namespace attnscan::detail

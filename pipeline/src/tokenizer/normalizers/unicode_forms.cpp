@@ -50,10 +50,23 @@ bool by_clusters(UnicodeForm form, const std::u32string& t, const std::u32string
   return joined == whole;
 }
 
+bool all_ascii(const std::u32string& t) {
+  for (char32_t c : t)
+    if (c >= 0x80) return false;
+  return true;
+}
+
+// The same characters, each replaced by one: the alignment stays.
+void replace_each(NormalizedText& text, const std::u32string& by) {
+  std::size_t i = 0;
+  text.map([&](char32_t) { return by[i++]; });
+}
+
 }  // namespace
 
 void unicode_form(UnicodeForm form, NormalizedText& text) {
   const std::u32string& t = text.text();
+  if (all_ascii(t)) return;  // every normal form of ASCII is itself
   const std::u32string whole = in_form(form, t);
   if (whole == t) return;
   std::vector<CharChange> changes;
@@ -77,20 +90,18 @@ void unicode_form(UnicodeForm form, NormalizedText& text) {
 }
 
 void lowercase(NormalizedText& text) {
+  if (all_ascii(text.text())) return text.map([](char32_t c) { return c >= U'A' && c <= U'Z' ? c + 32 : c; });
   const std::u32string lowered = unicode::lower_each_char(text.text());
   if (lowered == text.text()) return;
-  if (lowered.size() == text.size()) {  // one character each: the alignment stays
-    std::vector<CharChange> changes;
-    changes.reserve(lowered.size());
-    for (char32_t c : lowered) changes.push_back({c, 0});
-    return text.transform(changes);
-  }
+  if (lowered.size() == text.size()) return replace_each(text, lowered);  // one character each
   text.expand([](char32_t c) { return unicode::lower_each_char(std::u32string_view(&c, 1)); });
 }
 
 void python_lowercase(NormalizedText& text) {
+  if (all_ascii(text.text())) return text.map([](char32_t c) { return c >= U'A' && c <= U'Z' ? c + 32 : c; });
   const std::u32string lowered = unicode::python_lower(text.text());
   if (lowered == text.text()) return;
+  if (lowered.size() == text.size()) return replace_each(text, lowered);
   std::vector<CharChange> changes;
   changes.reserve(lowered.size());
   std::size_t at = 0;  // only U+0130 lowercases to more than one character ("i\u0307")
