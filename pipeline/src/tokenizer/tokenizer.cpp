@@ -35,15 +35,21 @@ void SentenceTokens::resize(std::size_t n) {
   offsets.resize(n);
 }
 
+namespace {
+
+std::vector<detail::SlowAddedToken> by_content(const std::vector<std::string>& tokens) {  // ids: the vocabulary's
+  std::vector<detail::SlowAddedToken> out;
+  for (const auto& t : tokens) out.push_back({t});
+  return out;
+}
+
+}  // namespace
+
 Tokenizer::Tokenizer(TokenizerParts parts) : p_(std::move(parts)) {}
 
 Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config, TemplateKind pair_template,
                      std::vector<std::string> extra_specials)
-    : Tokenizer(detail::wordpiece_slow_parts(vocab, std::move(config), pair_template, [&] {
-        std::vector<detail::SlowAddedToken> added;
-        for (auto& t : extra_specials) added.push_back({t, vocab.find(t)});
-        return added;
-      }())) {}
+    : Tokenizer(detail::wordpiece_slow_parts(std::move(vocab), std::move(config), pair_template, by_content(extra_specials))) {}
 
 SentenceTokens Tokenizer::tokenize(std::string_view text) const { return p_.model->tokenize(text); }
 
@@ -154,7 +160,7 @@ SentenceTokens Tokenizer::tokenize_words(const std::vector<std::string>& words) 
       const CharSpan span = t.offsets[i].start < 0 ? t.offsets[i] : CharSpan{t.offsets[i].start + shift, t.offsets[i].end + shift};
       out.push(t.ids[i], std::move(t.pieces[i]), static_cast<int32_t>(w), t.special[i], span);
     }
-    at += static_cast<int64_t>(unicode::decode(words[w]).size()) + 1;
+    at += static_cast<int64_t>(unicode::char_count(words[w])) + 1;
   }
   return out;
 }

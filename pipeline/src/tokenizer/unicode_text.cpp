@@ -25,15 +25,23 @@ std::u32string decode(std::string_view utf8) {
   return out;
 }
 
+std::size_t encode_char(char32_t c, char (&out)[4]) {
+  return static_cast<std::size_t>(
+      utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), reinterpret_cast<utf8proc_uint8_t*>(out)));
+}
+
 std::string encode(std::u32string_view text) {
   std::string out;
   out.reserve(text.size());
-  utf8proc_uint8_t buf[4];
-  for (char32_t c : text) {
-    auto len = utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), buf);
-    out.append(reinterpret_cast<const char*>(buf), static_cast<std::size_t>(len));
-  }
+  char buf[4];
+  for (char32_t c : text) out.append(buf, encode_char(c, buf));
   return out;
+}
+
+std::size_t char_count(std::string_view utf8) {
+  std::size_t n = 0;
+  for (char b : utf8) n += (static_cast<unsigned char>(b) & 0xC0) != 0x80;
+  return n;
 }
 
 const char* category(char32_t c) {
@@ -71,7 +79,7 @@ static bool final_sigma(std::u32string_view s, std::size_t i) {
   return k == s.size() || !is_cased(s[k]);
 }
 
-std::vector<std::size_t> chars_before_bytes(std::string_view utf8) {
+std::vector<std::size_t> chars_before_bytes(std::string_view utf8) {  // as char_count, at every byte
   std::vector<std::size_t> out(utf8.size() + 1, 0);
   for (std::size_t b = 0, c = 0; b <= utf8.size(); ++b) {
     out[b] = c;

@@ -10,6 +10,10 @@ namespace attnscan::unicode {
 // Decodes UTF-8; throws attnscan::Error naming the byte offset on invalid input.
 std::u32string decode(std::string_view utf8);
 std::string encode(std::u32string_view text);
+// The UTF-8 bytes of one character into `out`; returns how many (1-4).
+std::size_t encode_char(char32_t c, char (&out)[4]);
+// The number of characters of valid UTF-8 text (what decode(utf8).size() gives, without decoding).
+std::size_t char_count(std::string_view utf8);
 // For each byte offset b of UTF-8 text (0..size): the number of characters that start before b.
 std::vector<std::size_t> chars_before_bytes(std::string_view utf8);
 

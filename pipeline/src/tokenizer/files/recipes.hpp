@@ -13,7 +13,8 @@
 namespace attnscan::detail {
 
 // vocab.txt: the slow WordPiece tokenizer (BertTokenizer, MPNetTokenizer).
-// `added`: the added tokens split out besides the config's specials (those with id -1 are not).
+// `added`: the added tokens split out besides the config's specials; id -1: the vocabulary's id, and a
+// token not in it is not split out.
 TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, TemplateKind kind,
                                     const std::vector<SlowAddedToken>& added);
 TokenizerParts vocab_txt_recipe(const std::filesystem::path& dir, const TokenizerFacts& facts,

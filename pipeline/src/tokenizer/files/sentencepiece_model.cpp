@@ -395,8 +395,7 @@ std::vector<std::pair<std::string, int32_t>> SentencePieceModel::encode(std::str
   return out;
 }
 
-std::vector<SentencePieceModel::Piece> SentencePieceModel::encode(const NormalizedText& text) const {
-  NormalizedText normalized = text;
+std::vector<SentencePieceModel::Piece> SentencePieceModel::encode(NormalizedText normalized) const {
   normalize(normalized);
   const std::string bytes = unicode::encode(normalized.text());
   const std::vector<std::size_t> char_at = unicode::chars_before_bytes(bytes);

@@ -67,7 +67,7 @@ class SentencePieceModel {
     int32_t id = 0;
     CharSpan span;
   };
-  std::vector<Piece> encode(const NormalizedText& text) const;
+  std::vector<Piece> encode(NormalizedText text) const;
 
   int32_t size() const { return static_cast<int32_t>(pieces_.size()); }
   const std::string& id_to_piece(int32_t id) const { return pieces_[static_cast<std::size_t>(id)].piece; }

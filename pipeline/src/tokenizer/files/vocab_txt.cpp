@@ -24,7 +24,7 @@ std::vector<SlowAddedToken> slow_added_tokens(const std::filesystem::path& dir, 
     return out;
   }
   if (std::filesystem::exists(dir / "tokenizer.json"))
-    for (const auto& t : added_token_contents(dir / "tokenizer.json")) out.push_back({t, vocab.find(t)});
+    for (const auto& t : added_token_contents(dir / "tokenizer.json")) out.push_back({t});
   return out;
 }
 
@@ -44,10 +44,11 @@ TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, Templat
   need(config.unk_token);
   std::vector<SlowAddedToken> candidates;
   for (const auto* t : {&config.unk_token, &config.sep_token, &config.pad_token, &config.cls_token, &config.mask_token})
-    candidates.push_back({*t, vocab.find(*t)});
+    candidates.push_back({*t});
   candidates.insert(candidates.end(), added.begin(), added.end());
   std::vector<SlowAddedToken> specials;
-  for (const auto& t : candidates) {  // a special without an id (not in the vocabulary) is not split out
+  for (auto& t : candidates) {  // a special without an id (not in the vocabulary) is not split out
+    if (t.id < 0) t.id = vocab.find(t.content);
     const bool seen = std::any_of(specials.begin(), specials.end(), [&](const SlowAddedToken& s) { return s.content == t.content; });
     if (t.content.empty() || t.id < 0 || seen) continue;
     specials.push_back(t);

@@ -63,12 +63,13 @@ RobertaSlowModel::RobertaSlowModel(Vocab vocab, BpeMerges merges, std::vector<Sl
                                    bool add_prefix_space)
     : vocab_(std::move(vocab)),
       merges_(std::move(merges)),
-      added_(std::move(added)),
+      added_(with_patterns(std::move(added))),
       unk_id_(unk_id),
       add_prefix_space_(add_prefix_space) {}
 
 SentenceTokens RobertaSlowModel::tokenize(std::string_view text_utf8) const {
-  NormalizedText text(unicode::decode(text_utf8));
+  const std::u32string sentence = unicode::decode(text_utf8);
+  NormalizedText text(sentence);
   // prepare_for_tokenization: a space before text that does not start with one
   if (add_prefix_space_ && !text.empty() && !unicode::is_python_space(text.text()[0])) text.prepend(U" ");
   SentenceTokens out;
@@ -88,7 +89,7 @@ SentenceTokens RobertaSlowModel::tokenize(std::string_view text_utf8) const {
       const auto word_idx = static_cast<int32_t>(out.words.size());
       std::size_t at = 0;  // byte characters passed
       for (auto& piece : symbols) {
-        const std::size_t n = unicode::decode(piece).size();
+        const std::size_t n = unicode::char_count(piece);
         const CharSpan span = word.original(at, at + n);
         at += n;
         int32_t id = -1;
@@ -105,7 +106,7 @@ SentenceTokens RobertaSlowModel::tokenize(std::string_view text_utf8) const {
       out.words.push_back(lead == utf8.size() ? utf8 : utf8.substr(lead));
     }
   }
-  trim_offsets(out, unicode::decode(text_utf8), add_prefix_space_);
+  trim_offsets(out, sentence, add_prefix_space_);
   return out;
 }
 

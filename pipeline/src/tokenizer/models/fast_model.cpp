@@ -65,7 +65,7 @@ void FastSubwordModel::bpe(const NormalizedText& word, int32_t word_idx, Sentenc
   std::size_t at = 0, unk = 0;  // kept characters passed; unknown symbols passed
   for (auto& s : symbols) {
     const bool is_unk = s == "\x01unk";
-    const std::size_t n = is_unk ? unk_chars[unk++] : unicode::decode(s).size();
+    const std::size_t n = is_unk ? unk_chars[unk++] : unicode::char_count(s);
     const CharSpan span = word.original(kept[at], kept[at + n - 1] + 1);
     at += n;
     const int32_t id = is_unk ? vocab.find(*p_->bpe_unk) : vocab.find(s);

@@ -67,7 +67,7 @@ class SentencePieceSlowModel final : public SentencePieceSlow {
  public:
   SentencePieceSlowModel(const std::filesystem::path& model_file, Options options);
   Vocab vocab() const override;
-  void set_added(std::vector<SlowAddedToken> added) override { added_ = std::move(added); }
+  void set_added(std::vector<SlowAddedToken> added) override { added_ = with_patterns(std::move(added)); }
   SentenceTokens tokenize(std::string_view text) const override;
 
  private:
@@ -126,12 +126,12 @@ int32_t SentencePieceSlowModel::piece_id(const std::string& piece) const {
 
 // The slow tokenizer's _tokenize of one chunk of text (added tokens already split out).
 std::vector<SpanPiece> SentencePieceSlowModel::pieces(NormalizedText text) const {
-  auto encode = [&](const NormalizedText& t) {
+  auto encode = [&](NormalizedText t) {
     std::vector<SpanPiece> p;
-    for (auto& piece : sp_.encode(t)) p.push_back({std::move(piece.piece), piece.span});
+    for (auto& piece : sp_.encode(std::move(t))) p.push_back({std::move(piece.piece), piece.span});
     return p;
   };
-  if (options_.flavour == Flavour::XlmRoberta) return encode(text);
+  if (options_.flavour == Flavour::XlmRoberta) return encode(std::move(text));
   // AlbertTokenizer.preprocess_text
   if (options_.remove_space) collapse_spaces(text, sp_.removes_extra_whitespaces());
   for (const std::u32string from : {U"``", U"''"}) {
@@ -147,7 +147,7 @@ std::vector<SpanPiece> SentencePieceSlowModel::pieces(NormalizedText text) const
   }
   if (options_.do_lower_case) python_lowercase(text);
   std::vector<SpanPiece> out;
-  for (auto& sp : encode(text)) {
+  for (auto& sp : encode(std::move(text))) {
     const std::u32string p = unicode::decode(sp.piece);
     if (p.size() > 1 && p.back() == U',' && python_isdigit(p[p.size() - 2])) {
       // "9," -> "▁9" ","; the digits re-encoded without the space mark, each given its characters of the

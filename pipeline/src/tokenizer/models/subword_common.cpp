@@ -90,10 +90,12 @@ void join_single_words(std::vector<SlowPart>& parts, const std::vector<SlowAdded
 
 }  // namespace
 
+std::vector<SlowAddedToken> with_patterns(std::vector<SlowAddedToken> tokens) {
+  for (auto& t : tokens) t.pattern = unicode::decode(t.content);
+  return tokens;
+}
+
 std::vector<SlowChunk> split_slow_added(const NormalizedText& text, const std::vector<SlowAddedToken>& tokens) {
-  std::vector<std::u32string> patterns;
-  patterns.reserve(tokens.size());
-  for (const auto& t : tokens) patterns.push_back(unicode::decode(t.content));
   // lstrip: the text before loses its trailing whitespace (str.rstrip()); rstrip: the text after its
   // leading one. A text stripped to nothing stays in the list as "" (as in transformers).
   std::vector<SlowPart> parts;
@@ -102,7 +104,7 @@ std::vector<SlowChunk> split_slow_added(const NormalizedText& text, const std::v
     if (raw_end > token_stop) parts.push_back({-1, text.slice(pos, std::max(pos, end)), {}, {}, {}});
   };
   const std::u32string& t = text.text();
-  for (const auto& m : match_added(t, tokens, [&](std::size_t k) { return &patterns[k]; }, unicode::is_python_space)) {
+  for (const auto& m : match_added(t, tokens, [&](std::size_t k) { return &tokens[k].pattern; }, unicode::is_python_space)) {
     text_part(m.start, m.token_start);
     parts.push_back({m.token, text.slice(m.start, m.stop), text.slice(m.token_start, m.token_stop),
                      t.substr(m.start, m.token_start - m.start), t.substr(m.token_stop, m.stop - m.token_stop)});

@@ -28,9 +28,12 @@ class SubwordModel {
 // AddedToken's lstrip/rstrip (the text beside it loses its whitespace, as str.rstrip()/lstrip()).
 struct SlowAddedToken {
   std::string content;
-  int32_t id = 0;
+  int32_t id = -1;  // -1: the vocabulary's (wordpiece_slow_parts)
   bool lstrip = false, rstrip = false, special = true, single_word = false;
+  std::u32string pattern;  // content decoded, for split_slow_added (with_patterns)
 };
+// `tokens` with their patterns filled in (a model does it once).
+std::vector<SlowAddedToken> with_patterns(std::vector<SlowAddedToken> tokens);
 
 // transformers' PreTrainedTokenizer.tokenize: text chunks (index -1) and added tokens (their index),
 // leftmost-longest matches, stripped neighbours, single_word tokens joined to a neighbour as text,

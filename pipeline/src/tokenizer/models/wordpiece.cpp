@@ -33,7 +33,7 @@ void split_removing(const NormalizedText& text, IsSpace&& is_space, std::vector<
 }  // namespace
 
 WordPieceModel::WordPieceModel(Vocab vocab, TokenizerConfig config, std::vector<SlowAddedToken> specials)
-    : vocab_(std::move(vocab)), config_(std::move(config)), slow_specials_(std::move(specials)) {
+    : vocab_(std::move(vocab)), config_(std::move(config)), slow_specials_(with_patterns(std::move(specials))) {
   for (const auto& t : slow_specials_) {
     specials_.push_back(t.content);
     special_ids_[t.content] = t.id;
@@ -117,8 +117,7 @@ void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, Sen
 
 void WordPieceModel::push_special(const NormalizedText& text, SentenceTokens& out) const {
   const std::string tok = unicode::encode(text.text());
-  out.push(special_ids_.at(tok), tok, static_cast<int32_t>(out.words.size()), true, text.original(0, text.size()));
-  out.words.push_back(tok);
+  push_added(out, tok, special_ids_.at(tok), true, text.original(0, text.size()));
 }
 
 SentenceTokens WordPieceModel::tokenize(std::string_view text) const {

@@ -76,9 +76,10 @@ std::u32string bytes_to_chars(const std::string& utf8) {
 void to_byte_chars(NormalizedText& text) {
   std::vector<CharChange> changes;
   changes.reserve(text.size() * 2);
+  char bytes[4];
   for (char32_t c : text.text()) {
-    const std::string bytes = unicode::encode(std::u32string_view(&c, 1));
-    for (std::size_t k = 0; k < bytes.size(); ++k)
+    const std::size_t n = unicode::encode_char(c, bytes);
+    for (std::size_t k = 0; k < n; ++k)
       changes.push_back({byte_map().to_char[static_cast<unsigned char>(bytes[k])], k > 0 ? 1 : 0});
   }
   text.transform(changes);
