@@ -345,12 +345,16 @@ void SentencePieceModel::normalize(NormalizedText& text) const {
     std::size_t k = 0;  // characters consumed
     for (std::size_t b = at; b < at + consumed; ++b) k += (static_cast<unsigned char>(input[b]) & 0xC0) != 0x80;
     at += consumed;
-    const bool new_grapheme = used == 0 || utf8proc_grapheme_break(static_cast<utf8proc_int32_t>(chars[used - 1]),
-                                                                   static_cast<utf8proc_int32_t>(chars[used]));
+    const std::size_t first = used;
     used += k;
-    const std::u32string out = unicode::decode(piece);
+    auto new_grapheme = [&] {
+      return first == 0 || utf8proc_grapheme_break(static_cast<utf8proc_int32_t>(chars[first - 1]),
+                                                   static_cast<utf8proc_int32_t>(chars[first]));
+    };
+    const bool ascii = piece.size() == 1 && static_cast<unsigned char>(piece[0]) < 0x80;
+    const std::u32string out = ascii ? std::u32string(1, static_cast<char32_t>(piece[0])) : unicode::decode(piece);
     if (out.empty()) {
-      if (new_grapheme && !changes.empty() && changes.back().c == space && changes.back().change <= 0) {
+      if (!changes.empty() && changes.back().c == space && changes.back().change <= 0 && new_grapheme()) {
         const CharChange last = changes.back();  // a space dropped after a space: the run's space moves here
         changes.pop_back();
         changes.push_back({space, -static_cast<int>(k - 1), last.skip + 1 + static_cast<std::size_t>(-last.change) + skip});

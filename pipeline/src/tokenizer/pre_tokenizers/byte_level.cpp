@@ -1,5 +1,6 @@
 #include "tokenizer/pre_tokenizers/byte_level.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "tokenizer/unicode_text.hpp"
@@ -74,13 +75,16 @@ std::u32string bytes_to_chars(const std::string& utf8) {
 }
 
 void to_byte_chars(NormalizedText& text) {
+  const auto& to_char = byte_map().to_char;
+  if (std::all_of(text.text().begin(), text.text().end(), [](char32_t c) { return c < 0x80; }))
+    return text.map([&](char32_t c) { return to_char[c]; });  // one byte each: the alignment stays
   std::vector<CharChange> changes;
   changes.reserve(text.size() * 2);
   char bytes[4];
   for (char32_t c : text.text()) {
     const std::size_t n = unicode::encode_char(c, bytes);
     for (std::size_t k = 0; k < n; ++k)
-      changes.push_back({byte_map().to_char[static_cast<unsigned char>(bytes[k])], k > 0 ? 1 : 0});
+      changes.push_back({to_char[static_cast<unsigned char>(bytes[k])], k > 0 ? 1 : 0});
   }
   text.transform(changes);
 }
