@@ -31,7 +31,7 @@ std::vector<AddedMatch> match_added(const std::u32string& text, const Tokens& to
     std::size_t hit_len = 0;
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       const std::u32string* p = pattern(k);
-      if (!p || p->empty() || p->size() <= hit_len) continue;
+      if (!p || p->empty() || p->size() <= hit_len || (*p)[0] != text[i]) continue;
       if (text.compare(i, p->size(), *p) == 0) {
         hit = static_cast<int>(k);
         hit_len = p->size();

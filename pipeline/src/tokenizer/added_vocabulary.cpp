@@ -15,11 +15,11 @@ std::vector<AddedMatch> find_added(const FastPipeline& p, const std::u32string& 
 }
 
 // Every piece, matched or not, is a slice (the crate's split_with_indices), so its origin is recomputed.
-void split_by(const FastPipeline& p, const NormalizedText& text, bool normalized, std::vector<TextPiece>& out) {
+void split_by(const FastPipeline& p, NormalizedText text, bool normalized, std::vector<TextPiece>& out) {
   std::size_t pos = 0;
   auto gap = [&](std::size_t end) {
     if (end <= pos) return;
-    NormalizedText piece = text.slice(pos, end);
+    NormalizedText piece = end == text.size() ? std::move(text).slice(pos, end) : text.slice(pos, end);
     if (normalized) {
       out.push_back({-1, std::move(piece)});
     } else {  // normalize the gap, then look for the normalized added tokens in it

@@ -14,12 +14,18 @@ CharSpan NormalizedText::original(std::size_t begin, std::size_t end) const {
   return {align_[begin].start, align_[end - 1].end};
 }
 
-NormalizedText NormalizedText::slice(std::size_t begin, std::size_t end) const {
+NormalizedText NormalizedText::slice(std::size_t begin, std::size_t end) const& {
   NormalizedText out;
   out.text_ = text_.substr(begin, end - begin);
   out.align_.assign(align_.begin() + static_cast<std::ptrdiff_t>(begin), align_.begin() + static_cast<std::ptrdiff_t>(end));
   out.origin_ = original(begin, end).start;
   return out;
+}
+
+NormalizedText NormalizedText::slice(std::size_t begin, std::size_t end) && {
+  if (begin != 0 || end != text_.size()) return static_cast<const NormalizedText&>(*this).slice(begin, end);
+  origin_ = original(begin, end).start;
+  return std::move(*this);
 }
 
 void NormalizedText::transform(const std::vector<CharChange>& changes, std::size_t removed_first) {

@@ -42,7 +42,9 @@ class NormalizedText {
   // The sentence span of characters [begin, end): the first one's start to the last one's end; an empty
   // range gives origin() + begin (as the crate returns an empty range unconverted).
   CharSpan original(std::size_t begin, std::size_t end) const;
-  NormalizedText slice(std::size_t begin, std::size_t end) const;
+  NormalizedText slice(std::size_t begin, std::size_t end) const&;
+  // The same, taking this text over when the slice is all of it (no copy).
+  NormalizedText slice(std::size_t begin, std::size_t end) &&;
 
   // `removed_first`: old characters removed before the first new one.
   void transform(const std::vector<CharChange>& changes, std::size_t removed_first = 0);
