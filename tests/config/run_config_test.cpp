@@ -103,15 +103,17 @@ TEST(RunConfigErrors, SetArgumentIsNamed) {
 
 TEST(RunConfig, DetectorMapsAreParsedDumpedAndPartOfTheIdentity) {
   auto path = yaml("maps", "dataset:\n  path: x.tsv\ndetectors:\n  - delimiter\n  - {name: delimiter, as: delimiter_norm, map: norm}\n"
-                           "output:\n  value_norms: true\n  rollout: true\n");
+                           "  - {name: delimiter, as: delimiter_alti, map: alti_rollout}\n"
+                           "output:\n  value_norms: true\n  rollout: true\n  alti: true\n");
   ConfigBuilder b;
   b.load_yaml(path);
   auto c = b.build();
-  ASSERT_EQ(c.detectors.size(), 2u);
+  ASSERT_EQ(c.detectors.size(), 3u);
   EXPECT_EQ(c.detectors[0].map, "weights");
   EXPECT_EQ(c.detectors[1].map, "norm");
+  EXPECT_EQ(c.detectors[2].map, "alti_rollout");
   EXPECT_TRUE(c.value_norms);
-  EXPECT_TRUE(c.rollout);
+  EXPECT_EQ(c.layer_maps, (std::vector<std::string>{"rollout", "alti", "alti_rollout"}));  // output.alti stores both
   EXPECT_NE(b.identity().find("delimiter as delimiter_norm on norm("), std::string::npos) << b.identity();
   ConfigBuilder again;
   again.load_yaml(yaml("maps_dump", b.dump()));
@@ -121,7 +123,8 @@ TEST(RunConfig, DetectorMapsAreParsedDumpedAndPartOfTheIdentity) {
 
 TEST(RunConfigErrors, UnknownDetectorMapNamesItsLine) {
   EXPECT_NE(config_error("badmap", "detectors:\n  - delimiter\n  - {name: entropy, map: norms}\n")
-                .find("run.yaml:3: detectors: entropy: map: 'norms': expected weights, norm or rollout"),
+                .find("run.yaml:3: detectors: entropy: map: 'norms': expected weights, norm, rollout, value_zeroing, alti or "
+                      "alti_rollout"),
             std::string::npos);
 }
 

@@ -51,15 +51,16 @@ TEST(ExampleWire, RoundTripKeepsRolesSentencesAndTypeIds) {
   b.layers = 1;
   b.heads = 1;
   const std::vector<sdk::Example> batch = {a, b};
-  std::vector<uint64_t> buffer((worker::encoded_size(batch) + 7) / 8);  // 8-byte aligned, as shared memory is
+  std::vector<uint64_t> buffer((worker::encoded_size(batch, {}) + 7) / 8);  // 8-byte aligned, as shared memory is
   auto* data = reinterpret_cast<uint8_t*>(buffer.data());
-  worker::encode_batch(data, batch);
+  worker::encode_batch(data, batch, {});
   const auto decoded = worker::decode_batch(data, batch.size());
   ASSERT_EQ(decoded.size(), 2u);
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const sdk::Example& want = batch[k];
-    ASSERT_EQ(decoded[k].size(), 1u);
-    const sdk::Example& got = decoded[k][0];
+    ASSERT_EQ(decoded[k].example.size(), 1u);
+    const sdk::Example& got = decoded[k].example[0];
+    EXPECT_EQ(decoded[k].mixing[0].alti, nullptr);
     EXPECT_EQ(got.id, want.id);
     EXPECT_EQ(got.layers, want.layers);
     EXPECT_EQ(got.heads, want.heads);

@@ -6,6 +6,9 @@
 #include <functional>
 #include <sstream>
 
+#include "plugin_host/attention_map.hpp"
+#include "store/layer_maps.hpp"
+
 namespace attnscan {
 
 namespace {
@@ -65,6 +68,12 @@ const std::vector<Option>& table() {
       {"output.compression", Kind::Choice, "none", "none, lz4 (Debian hdf5-filter-plugin) or deflate", {"none", "lz4", "deflate"}},
       {"output.value_norms", Kind::Bool, "false", "store ||f_h(x_j)|| of every token, layer and head (Kobayashi et al. 2020) in tokens/value_norm"},
       {"output.rollout", Kind::Bool, "false", "store every example's attention rollout per layer (Abnar & Zuidema 2020) in rollout/values"},
+      {"output.value_zeroing", Kind::Bool, "false",
+       "store every example's value zeroing per layer (Mohebbi et al. 2023; about n extra passes of each layer) in "
+       "value_zeroing/values (docs/analyses.md)"},
+      {"output.alti", Kind::Bool, "false",
+       "store every example's ALTI per layer and rolled out across layers (Ferrando et al. 2022) in alti/values and "
+       "alti_rollout/values (docs/analyses.md)"},
       {"importance.ablation", Kind::Bool, "false",
        "per example and head: 1 - cos of the mean last hidden state with and without the head (its gate at 0), in "
        "scores/importance/ablation (docs/analyses.md)"},
@@ -272,9 +281,9 @@ void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
             throw ConfigError(at + ": detectors: each entry is a plugin name or {name: ..., parameters}");
           }
           if (d.name.empty()) throw ConfigError(at + ": detectors: entry without a name");
-          if (d.map != "weights" && d.map != "norm" && d.map != "rollout")
+          if (std::none_of(std::begin(kAttentionMaps), std::end(kAttentionMaps), [&](const auto& m) { return d.map == m.name; }))
             throw ConfigError(d.param_where["map"] + ": detectors: " + d.name + ": map: '" + d.map +
-                              "': expected weights, norm or rollout");
+                              "': expected " + attention_map_choices());
           if (d.effective_name().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
             throw ConfigError(at + ": detectors: as: '" + d.as + "': use lowercase letters, digits and _");
           for (const auto& e : detectors_)
@@ -406,7 +415,8 @@ RunConfig ConfigBuilder::build() const {
   c.attention_every = static_cast<uint64_t>(std::stoll(get("output.attention_every")));
   c.layers = get("output.layers");
   c.value_norms = get("output.value_norms") == "true";
-  c.rollout = get("output.rollout") == "true";
+  for (const auto& m : kLayerMaps)
+    if (get(m.option) == "true") c.layer_maps.push_back(m.name);
   c.heads = get("output.heads");
   const std::string& dt = get("output.dtype");
   c.attention_dtype = dt == "float32" ? AttentionDType::F32 : dt == "uint8" ? AttentionDType::U8 : AttentionDType::F16;

@@ -24,7 +24,7 @@ class ConfigError : public Error {
 struct DetectorConfig {
   std::string name;  // the plugin's detector name
   std::string as;    // another name for its scores (`as:`), so one plugin can run with two parameter sets
-  std::string map = "weights";  // what it scores (`map:`): weights, norm or rollout (attnscan/attention_map.hpp)
+  std::string map = "weights";  // what it scores (`map:`): a name of kAttentionMaps (plugin_host/attention_map.hpp)
   std::map<std::string, std::string> params;
   // Where the entry and each parameter were written ("file.yaml:12" or "--set ..."), for errors.
   std::string where;
@@ -48,7 +48,8 @@ struct RunConfig {
   std::size_t max_length{};  // 0: the model's maximum
   std::filesystem::path output_path;
   uint64_t attention_every{};
-  bool value_norms{}, rollout{};  // output.value_norms, output.rollout
+  bool value_norms{};                   // output.value_norms
+  std::vector<std::string> layer_maps;  // kLayerMaps whose option is true (output.rollout, .value_zeroing, .alti)
   std::string layers, heads;  // index lists, resolved against the model
   AttentionDType attention_dtype{};
   Compression compression{};

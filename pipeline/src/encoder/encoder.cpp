@@ -1,5 +1,5 @@
-// One of the two translation units that run LibTorch (head_importance.cpp: gates, ablation and
-// gradients). Linear layers use OpenBLAS or oneDNN (mkldnn;
+// One of the three translation units that run LibTorch (head_importance.cpp: gates, ablation and
+// gradients; context_mixing.cpp: value zeroing and ALTI). Linear layers use OpenBLAS or oneDNN (mkldnn;
 // engine.linear) with weights converted once at load time; everything else follows Hugging Face's eager BertModel operation by
 // operation so attention matches it to float rounding.
 #include "encoder/encoder.hpp"
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -240,18 +241,68 @@ at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& typ
   return x;
 }
 
-at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
+SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
+                                                const at::Tensor& bias) const {
+  const int64_t NH = cfg.num_heads, D = cfg.head_dim();
+  auto qkv = L.qkv(x).view({R, n, 3, NH, D});
+  auto q = qkv.select(2, 0).permute({0, 2, 1, 3});
+  auto k = qkv.select(2, 1).permute({0, 2, 3, 1});
+  auto scores = scaled_scores(q, k, std::sqrt(static_cast<double>(D)), cfg.scale_query_first);
+  if (bias.defined()) scores = scores + bias;
+  return {at::softmax(scores, -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
+}
+
+at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
+  return L.attn_out(ctx.permute({0, 2, 1, 3}).reshape({-1, cfg.hidden_size})) + x;
+}
+
+at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& pre) const {
+  return at::layer_norm(pre, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
+}
+
+at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) const {
   const auto& c = cfg;
-  const int64_t H = c.hidden_size;
-  auto y = at::layer_norm(L.attn_out(ctx.permute({0, 2, 1, 3}).reshape({-1, H})) + x, {H}, L.ln1_w, L.ln1_b,
-                          c.layer_norm_eps);
   auto inter = L.inter(y);
   switch (c.activation) {
     case Activation::GeluErf: inter = at::gelu(inter); break;
     case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
     case Activation::Relu: inter = at::relu(inter); break;
   }
-  return at::layer_norm(L.out(inter) + y, {H}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+  return at::layer_norm(L.out(inter) + y, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+}
+
+at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
+  return feed_forward(L, attention_norm(L, attention_residual(L, ctx, x)));
+}
+
+std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {
+  std::map<int64_t, std::vector<int64_t>> by_length;
+  for (int64_t b = 0; b < batch.batch; ++b) by_length[batch.lengths[static_cast<std::size_t>(b)]].push_back(b);
+  std::vector<std::vector<int64_t>> chunks;
+  for (const auto& [n, rows] : by_length) {
+    const auto per_chunk = static_cast<std::size_t>(std::max<int64_t>(1, tokens / std::max<int64_t>(1, copies * n)));
+    for (std::size_t i = 0; i < rows.size(); i += per_chunk)
+      chunks.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(i),
+                          rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), i + per_chunk)));
+  }
+  return chunks;
+}
+
+RowGroup gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, const at::Device& device) {
+  RowGroup g;
+  g.rows = rows;
+  g.n = batch.lengths[static_cast<std::size_t>(rows.at(0))];
+  std::vector<int64_t> ids, types;
+  for (auto r : rows) {
+    const auto at = static_cast<std::ptrdiff_t>(r * batch.seq_len);
+    ids.insert(ids.end(), batch.input_ids.begin() + at, batch.input_ids.begin() + at + g.n);
+    types.insert(types.end(), batch.token_type_ids.begin() + at, batch.token_type_ids.begin() + at + g.n);
+  }
+  auto i64 = at::TensorOptions().dtype(at::kLong);
+  const auto count = static_cast<int64_t>(ids.size());
+  g.ids = at::from_blob(ids.data(), {count}, i64).clone().to(device);
+  g.types = at::from_blob(types.data(), {count}, i64).clone().to(device);
+  return g;
 }
 
 EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {

@@ -89,6 +89,24 @@ struct HeadImportance {
   std::vector<float> ablation, gradient;  // [batch][layer][head], empty unless requested
 };
 
+// Context mixing (docs/analyses.md, "Context mixing"): how much token j contributes to token i's
+// representation in each layer, beyond the attention weights. Each map is [layer][i][j] per row,
+// i the receiving token, every row summing to 1.
+struct MixingRequest {
+  // VZ_l[i][j] = 1 - cos(y_i, y_i^(-j)): y the layer's output, y^(-j) the same with token j's value
+  // vectors zeroed in every head (Mohebbi et al. 2023).
+  bool value_zeroing = false;
+  // c_ij = max(0, ||y_i||_1 - ||y_i - T_i(x_j)||_1): y the attention block's output (after its
+  // LayerNorm), T_i(x_j) x_j's part of it, the LayerNorm taken as linear (Ferrando et al. 2022).
+  bool alti = false;
+};
+
+struct ContextMixing {
+  int64_t batch = 0, layers = 0;
+  // Per row b: [layers][n_b][n_b] (n_b = lengths[b], no padding); empty unless requested.
+  std::vector<std::vector<float>> value_zeroing, alti;
+};
+
 class BertEncoder {
  public:
   // `head`: the task head gradient importance differentiates (none: head_importance computes ablation only).
@@ -104,6 +122,11 @@ class BertEncoder {
   // is one forward and backward pass. Thread-safe as forward is; gradient needs precision fp32 and the
   // encoder built with a head.
   HeadImportance head_importance(const TokenBatch& batch, const ImportanceRequest& request) const;
+
+  // Context mixing of each row (MixingRequest), rows of equal length computed together without
+  // padding. Value zeroing recomputes each layer once per token (n variants at once); ALTI
+  // decomposes each layer's attention block. Thread-safe as forward is.
+  ContextMixing context_mixing(const TokenBatch& batch, const MixingRequest& request) const;
 
   const BertConfig& config() const;
   const EncoderOptions& options() const;

@@ -1,7 +1,8 @@
 #pragma once
-// What the encoder's two LibTorch translation units share (encoder.cpp: loading and the forward;
-// head_importance.cpp: gates, ablation and gradients): the weights as tensors and one layer's steps.
-// Not an interface: included by those two files only.
+// What the encoder's LibTorch translation units share (encoder.cpp: loading and the forward;
+// head_importance.cpp: gates, ablation and gradients; context_mixing.cpp: value zeroing and ALTI):
+// the weights as tensors, one layer's steps, rows grouped by length. Not an interface: included by
+// those three files only.
 #include <ATen/ATen.h>
 
 #include <optional>
@@ -59,6 +60,25 @@ at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_
 // and LibTorch's message.
 [[noreturn]] void throw_libtorch_error(const c10::Error& e, const std::string& doing);
 
+// One layer's self-attention for R unpadded rows of n tokens.
+struct SelfAttention {
+  at::Tensor probs;  // [R, heads, n, n]
+  at::Tensor v;      // [R, heads, n, head_dim]: the value vectors (projection with its bias)
+};
+
+// Rows of one length, with their ids and types as unpadded [rows * n] tensors.
+struct RowGroup {
+  std::vector<int64_t> rows;
+  int64_t n = 0;
+  at::Tensor ids, types;
+};
+
+// The batch's rows grouped by length, each group cut into chunks of at most `tokens` tokens
+// (`copies` x rows x length).
+std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens);
+// `rows` (all n tokens long) as one group on `device`.
+RowGroup gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, const at::Device& device);
+
 struct BertEncoder::Impl {
   BertConfig cfg;
   EncoderOptions opt;
@@ -77,11 +97,18 @@ struct BertEncoder::Impl {
   void check_batch(const TokenBatch& batch) const;
   // The embeddings' output, [B * S, hidden]: ids and types [B * S] on the device.
   at::Tensor embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const;
-  // One layer after its attention: output projection, residual and LayerNorm, FFN, residual and
-  // LayerNorm. ctx [B, heads, S, head_dim], x the layer's input [B * S, hidden].
+  SelfAttention self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n, const at::Tensor& bias) const;
+  // The attention block's output before its LayerNorm: the output projection of ctx [B, heads, S,
+  // head_dim] plus the residual x, the layer's input [B * S, hidden].
+  at::Tensor attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;
+  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm
+  // The rest of the layer from the attention block's output y: FFN, residual and LayerNorm.
+  at::Tensor feed_forward(const Layer& L, const at::Tensor& y) const;
+  // One layer after its attention: the three above in turn.
   at::Tensor finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
   HeadImportance head_importance(const TokenBatch& batch, const ImportanceRequest& request) const;
+  ContextMixing context_mixing(const TokenBatch& batch, const MixingRequest& request) const;
 };
 
 }  // namespace attnscan

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <limits>
-#include <map>
 
 #include "common/error.hpp"
 #include "encoder/encoder_impl.hpp"
@@ -20,24 +19,6 @@ namespace {
 constexpr int64_t kAblationTokens = 8192;
 constexpr int64_t kGradientTokens = 2048;  // rows x length of one backward pass
 
-// Rows [first, first + count) of `rows` as one unpadded [count * n] tensor of ids and of types.
-struct RowInputs {
-  at::Tensor ids, types;
-};
-
-RowInputs gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, int64_t n, const at::Device& device) {
-  std::vector<int64_t> ids, types;
-  for (auto r : rows) {
-    const auto at = static_cast<std::ptrdiff_t>(r * batch.seq_len);
-    ids.insert(ids.end(), batch.input_ids.begin() + at, batch.input_ids.begin() + at + n);
-    types.insert(types.end(), batch.token_type_ids.begin() + at, batch.token_type_ids.begin() + at + n);
-  }
-  auto i64 = at::TensorOptions().dtype(at::kLong);
-  const auto count = static_cast<int64_t>(ids.size());
-  return {at::from_blob(ids.data(), {count}, i64).clone().to(device),
-          at::from_blob(types.data(), {count}, i64).clone().to(device)};
-}
-
 at::Tensor activate(const at::Tensor& x, HeadActivationKind a) {
   switch (a) {
     case HeadActivationKind::Tanh: return at::tanh(x);
@@ -48,36 +29,13 @@ at::Tensor activate(const at::Tensor& x, HeadActivationKind a) {
   return x;
 }
 
-// Rows of the batch grouped by length, each group cut into chunks of at most `tokens` tokens
-// (`copies` x rows x length).
-std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {
-  std::map<int64_t, std::vector<int64_t>> by_length;
-  for (int64_t b = 0; b < batch.batch; ++b) by_length[batch.lengths[static_cast<std::size_t>(b)]].push_back(b);
-  std::vector<std::vector<int64_t>> chunks;
-  for (const auto& [n, rows] : by_length) {
-    const auto per_chunk = static_cast<std::size_t>(std::max<int64_t>(1, tokens / std::max<int64_t>(1, copies * n)));
-    for (std::size_t i = 0; i < rows.size(); i += per_chunk)
-      chunks.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(i),
-                          rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), i + per_chunk)));
-  }
-  return chunks;
-}
-
 // One layer's attention context [R, heads, n, head_dim] for R unpadded rows of n tokens, each head's
 // probabilities multiplied by its gate first when `gate` ([R, heads]) is given.
 at::Tensor attend(const BertEncoder::Impl& m, const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
                   const at::Tensor& bias, const at::Tensor& gate) {
-  const auto& c = m.cfg;
-  const int64_t NH = c.num_heads, D = c.head_dim();
-  auto qkv = L.qkv(x).view({R, n, 3, NH, D});
-  auto q = qkv.select(2, 0).permute({0, 2, 1, 3});
-  auto k = qkv.select(2, 1).permute({0, 2, 3, 1});
-  auto v = qkv.select(2, 2).permute({0, 2, 1, 3});
-  auto scores = scaled_scores(q, k, std::sqrt(static_cast<double>(D)), c.scale_query_first);
-  if (bias.defined()) scores = scores + bias;
-  auto probs = at::softmax(scores, -1);
-  if (gate.defined()) probs = probs * gate.view({R, NH, 1, 1});
-  return at::matmul(probs, v);
+  const SelfAttention a = m.self_attention(L, x, R, n, bias);
+  if (!gate.defined()) return at::matmul(a.probs, a.v);
+  return at::matmul(a.probs * gate.view({R, m.cfg.num_heads, 1, 1}), a.v);
 }
 
 // D[l][h] for `rows` (all n tokens long) into out [batch][layers][heads].
@@ -86,7 +44,7 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
   const auto& c = m.cfg;
   const int64_t R = static_cast<int64_t>(rows.size()), n = batch.lengths[static_cast<std::size_t>(rows[0])];
   const int64_t H = c.hidden_size, NH = c.num_heads, D = c.head_dim(), LN = c.num_layers;
-  const RowInputs in = gather_rows(batch, rows, n, m.device);
+  const RowGroup in = gather_rows(batch, rows, m.device);
   const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(n) : at::Tensor();
   std::vector<at::Tensor> inputs, contexts;  // each layer's input and attention context, ungated
   auto x = m.embed(in.ids, in.types, R, n);
@@ -164,7 +122,7 @@ void differentiate(const BertEncoder::Impl& m, const TokenBatch& batch, std::vec
       }
     }
   c10::AutoGradMode grad(true);
-  const RowInputs in = gather_rows(masked_batch, rows, n, m.device);
+  const RowGroup in = gather_rows(masked_batch, rows, m.device);
   const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(n) : at::Tensor();
   auto gate = at::ones({R, LN, NH}, at::TensorOptions().device(m.device)).set_requires_grad(true);
   auto x = m.embed(in.ids, in.types, R, n);

@@ -7,14 +7,22 @@
 namespace attnscan {
 
 AttentionMap parse_attention_map(const std::string& text) {
-  if (text == "weights") return AttentionMap::Weights;
-  if (text == "norm") return AttentionMap::Norm;
-  if (text == "rollout") return AttentionMap::Rollout;
-  throw Error("map '" + text + "': expected weights, norm or rollout");
+  for (const auto& m : kAttentionMaps)
+    if (text == m.name) return m.map;
+  throw Error("map '" + text + "': expected " + attention_map_choices());
 }
 
-const char* attention_map_name(AttentionMap m) {
-  return m == AttentionMap::Norm ? "norm" : m == AttentionMap::Rollout ? "rollout" : "weights";
+const char* attention_map_name(AttentionMap map) {
+  for (const auto& m : kAttentionMaps)
+    if (m.map == map) return m.name;
+  return "weights";
+}
+
+const float* MixingMaps::get(AttentionMap map) const {
+  return map == AttentionMap::ValueZeroing ? value_zeroing
+         : map == AttentionMap::Alti       ? alti
+         : map == AttentionMap::AltiRollout ? alti_rollout
+                                            : nullptr;
 }
 
 std::vector<float> norm_weighted_attention(const float* attention, const float* norms, int64_t layers, int64_t heads,
@@ -34,61 +42,82 @@ std::vector<float> norm_weighted_attention(const float* attention, const float* 
   return out;
 }
 
-std::vector<float> attention_rollout(const float* attention, int64_t layers, int64_t heads, std::size_t n) {
+namespace {
+
+// layer_rollout of maps held as T (attention rollout's A'_l stay double until the product).
+template <typename T>
+std::vector<float> roll_out(const T* maps, int64_t layers, std::size_t n) {
   const std::size_t nn = n * n;
-  std::vector<float> out(static_cast<std::size_t>(layers) * nn);
-  std::vector<double> mixed(nn), rolled(nn), next(nn);
-  for (int64_t l = 0; l < layers; ++l) {
-    std::fill(mixed.begin(), mixed.end(), 0.0);
-    for (int64_t h = 0; h < heads; ++h) {
-      const float* a = attention + static_cast<std::size_t>(l * heads + h) * nn;
-      for (std::size_t k = 0; k < nn; ++k) mixed[k] += a[k];
-    }
-    for (std::size_t i = 0; i < n; ++i) {  // 0.5 * mean + 0.5 * I, each row normalised
-      double sum = 0;
-      for (std::size_t j = 0; j < n; ++j) {
-        double& v = mixed[i * n + j];
-        v = 0.5 * v / static_cast<double>(heads) + (i == j ? 0.5 : 0.0);
-        sum += v;
+  std::vector<float> out(static_cast<std::size_t>(std::max<int64_t>(layers, 0)) * nn);
+  if (out.empty()) return out;
+  std::vector<double> rolled(maps, maps + nn), next(nn);
+  std::copy(rolled.begin(), rolled.end(), out.begin());
+  for (int64_t l = 1; l < layers; ++l) {  // next = M_l x rolled
+    const T* m = maps + static_cast<std::size_t>(l) * nn;
+    std::fill(next.begin(), next.end(), 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < n; ++k) {
+        const double mik = m[i * n + k];
+        for (std::size_t j = 0; j < n; ++j) next[i * n + j] += mik * rolled[k * n + j];
       }
-      for (std::size_t j = 0; j < n; ++j) mixed[i * n + j] /= sum;
-    }
-    if (l == 0) {
-      rolled = mixed;
-    } else {  // next = mixed x rolled
-      std::fill(next.begin(), next.end(), 0.0);
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t k = 0; k < n; ++k) {
-          const double m = mixed[i * n + k];
-          for (std::size_t j = 0; j < n; ++j) next[i * n + j] += m * rolled[k * n + j];
-        }
-      rolled.swap(next);
-    }
-    std::transform(rolled.begin(), rolled.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * nn),
-                   [](double v) { return static_cast<float>(v); });
+    rolled.swap(next);
+    std::copy(rolled.begin(), rolled.end(), out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * nn));
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<float> layer_rollout(const float* maps, int64_t layers, std::size_t n) { return roll_out(maps, layers, n); }
+
+std::vector<float> attention_rollout(const float* attention, int64_t layers, int64_t heads, std::size_t n) {
+  const std::size_t nn = n * n;
+  std::vector<double> mixed(static_cast<std::size_t>(layers) * nn);  // A'_l of every layer
+  for (int64_t l = 0; l < layers; ++l)
+    for (std::size_t i = 0; i < n; ++i) {  // 0.5 * mean over heads + 0.5 * I, each row normalised
+      double* row = mixed.data() + static_cast<std::size_t>(l) * nn + i * n;
+      for (int64_t h = 0; h < heads; ++h) {
+        const float* a = attention + static_cast<std::size_t>(l * heads + h) * nn + i * n;
+        for (std::size_t j = 0; j < n; ++j) row[j] += a[j];
+      }
+      double sum = 0;
+      for (std::size_t j = 0; j < n; ++j) sum += row[j] = 0.5 * row[j] / static_cast<double>(heads) + (i == j ? 0.5 : 0.0);
+      for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
+    }
+  return roll_out(mixed.data(), layers, n);
+}
+
+// [L][H][n][n]: each head of a layer given the layer's map [L][n][n].
+std::vector<float> per_head(const float* layer_maps, int64_t layers, int64_t heads, std::size_t n) {
+  const std::size_t nn = n * n;
+  std::vector<float> out(static_cast<std::size_t>(layers * heads) * nn);
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t h = 0; h < heads; ++h)
+      std::copy_n(layer_maps + static_cast<std::size_t>(l) * nn, nn,
+                  out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * heads + h) * nn));
+  return out;
+}
+
 std::vector<sdk::Example> map_examples(AttentionMap map, const std::vector<sdk::Example>& batch,
-                                       std::vector<std::vector<float>>& storage) {
+                                       const std::vector<MixingMaps>& mixing, std::vector<std::vector<float>>& storage) {
   std::vector<sdk::Example> out(batch);
   storage.clear();
   if (map == AttentionMap::Weights) return out;
   storage.reserve(batch.size());
-  for (auto& e : out) {
-    const std::size_t n = e.size(), nn = n * n;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    auto& e = out[k];
+    const std::size_t n = e.size();
     if (map == AttentionMap::Norm) {
       if (!e.value_norms) throw Error("example " + e.id + ": map: norm needs the value norms, which this run did not compute");
       storage.push_back(norm_weighted_attention(e.attention, e.value_norms, e.layers, e.heads, n));
-    } else if (map == AttentionMap::Rollout) {  // each head of a layer gets the layer's rollout
-      const std::vector<float> rollout = attention_rollout(e.attention, e.layers, e.heads, n);
-      std::vector<float> per_head(static_cast<std::size_t>(e.layers * e.heads) * nn);
-      for (int64_t l = 0; l < e.layers; ++l)
-        for (int64_t h = 0; h < e.heads; ++h)
-          std::copy_n(rollout.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * nn), nn,
-                      per_head.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l * e.heads + h) * nn));
-      storage.push_back(std::move(per_head));
+    } else if (map == AttentionMap::Rollout) {
+      storage.push_back(per_head(attention_rollout(e.attention, e.layers, e.heads, n).data(), e.layers, e.heads, n));
+    } else {
+      const float* computed = k < mixing.size() ? mixing[k].get(map) : nullptr;
+      if (!computed)
+        throw Error("example " + e.id + ": map: " + attention_map_name(map) + " needs the encoder's " +
+                    attention_map_name(map) + " maps, which this run did not compute");
+      storage.push_back(per_head(computed, e.layers, e.heads, n));
     }
     e.attention = storage.back().data();
   }

@@ -13,13 +13,18 @@ namespace attnscan {
 std::vector<float> norm_weighted_attention(const float* attention, const float* norms, int64_t layers, int64_t heads,
                                            std::size_t n);
 
-// [L][n][n]: rollout R_l = A'_l R_(l-1), R_0 = A'_0, with A'_l = 0.5 * mean over heads of layer l + 0.5 * I,
-// rows normalised to sum 1 (Abnar & Zuidema 2020). Accumulated in double.
+// [L][n][n]: R_l = M_l R_(l-1), R_0 = M_0, for per-layer maps M [L][n][n] (rows summing to 1 stay
+// so). Accumulated in double.
+std::vector<float> layer_rollout(const float* maps, int64_t layers, std::size_t n);
+
+// [L][n][n]: attention rollout, layer_rollout of A'_l = 0.5 * mean over heads of layer l + 0.5 * I,
+// rows normalised to sum 1 (Abnar & Zuidema 2020).
 std::vector<float> attention_rollout(const float* attention, int64_t layers, int64_t heads, std::size_t n);
 
-// Copies of the examples with `attention` pointing at `map` of each (held in `storage`); Weights
-// leaves it as it is. Throws Error when the map needs value norms that an example does not carry.
+// Copies of the examples with `attention` pointing at `map` of each (held in `storage`), each head of
+// a layer given the layer map where the map is one per layer; Weights leaves it as it is. `mixing`:
+// per example (or empty). Throws Error when the map needs what an example does not carry.
 std::vector<sdk::Example> map_examples(AttentionMap map, const std::vector<sdk::Example>& batch,
-                                       std::vector<std::vector<float>>& storage);
+                                       const std::vector<MixingMaps>& mixing, std::vector<std::vector<float>>& storage);
 
 }  // namespace attnscan

@@ -79,14 +79,15 @@ class DetectorRunner::Worker {
     if (memory_fd_ >= 0) ::close(memory_fd_);
   }
 
-  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) {
+  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
+                                                     const std::vector<MixingMaps>& mixing) {
     if (pid_ <= 0) throw PluginError("the detector worker process has ended after an earlier fault");
-    const std::size_t result_offset = align8(kHeaderBytes + encoded_size(batch));
+    const std::size_t result_offset = align8(kHeaderBytes + encoded_size(batch, mixing));
     std::size_t floats = 0;
     for (const auto& d : detectors_)
       for (const auto& e : batch) floats += result_floats(d, e);
     grow(result_offset + floats * sizeof(float));
-    encode_batch(map_ + kHeaderBytes, batch);
+    encode_batch(map_ + kHeaderBytes, batch, mixing);
 
     Request req{map_bytes_, result_offset, batch.size()};
     const uint64_t start = progress()->heartbeat.load();
@@ -211,7 +212,8 @@ class DetectorRunner::Pool {
       free_.push_back(workers_.back().get());
     }
   }
-  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) {
+  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
+                                                     const std::vector<MixingMaps>& mixing) {
     Worker* w = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -230,7 +232,7 @@ class DetectorRunner::Pool {
         pool.ready_.notify_one();
       }
     } give_back{*this, w};
-    return w->score(batch);
+    return w->score(batch, mixing);
   }
 
  private:
@@ -247,10 +249,11 @@ DetectorRunner::DetectorRunner(const std::vector<LoadedDetector>& detectors, con
 
 DetectorRunner::~DetectorRunner() = default;
 
-std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch) const {
-  if (pool_) return pool_->score(batch);
+std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch,
+                                                                   const std::vector<MixingMaps>& mixing) const {
+  if (pool_) return pool_->score(batch, mixing);
   std::vector<std::vector<sdk::ExampleScores>> out;
-  for (const auto& d : detectors_) out.push_back(d.score(batch));
+  for (const auto& d : detectors_) out.push_back(d.score(batch, mixing));
   return out;
 }
 

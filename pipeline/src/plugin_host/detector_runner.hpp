@@ -41,7 +41,9 @@ class DetectorRunner {
   // Every detector's scores of every example: result[d][k] for detector d and batch[k], checked for
   // shape and values (LoadedDetector::score). Throws PluginError naming the detector and example on
   // any fault, DetectorsStopped when a stop request ended a detector. Safe to call concurrently.
-  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch) const;
+  // `mixing`: the encoder's maps per example (or empty), for detectors with such a map.
+  std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
+                                                     const std::vector<MixingMaps>& mixing = {}) const;
 
  private:
   class Worker;

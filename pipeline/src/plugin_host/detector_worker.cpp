@@ -73,7 +73,7 @@ void on_worker_exit(int status, void*) {
           progress->detector.store(static_cast<int32_t>(d));
           progress->example.store(static_cast<int32_t>(k));
           progress->heartbeat.fetch_add(1);
-          const auto scores = detectors[d].score(examples[k]);  // shape and values checked
+          const auto scores = detectors[d].score(examples[k].example, examples[k].mixing);  // shape and values checked
           results = std::copy(scores[0].scores.begin(), scores[0].scores.end(), results);
           results = std::copy(scores[0].baseline.begin(), scores[0].baseline.end(), results);
         }

@@ -34,8 +34,9 @@ class Encoder {
   std::size_t size_ = 0;
 };
 
-void encode_into(Encoder& w, const std::vector<sdk::Example>& batch) {
-  for (const auto& e : batch) {
+void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const sdk::Example& e = batch[k];
     w.put_text(e.id);
     w.put(e.layers);
     w.put(e.heads);
@@ -61,6 +62,11 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch) {
     w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
     w.put(static_cast<uint8_t>(e.value_norms != nullptr));
     if (e.value_norms) w.put_floats(e.value_norms, static_cast<std::size_t>(e.layers * e.heads) * n);
+    const MixingMaps none, &m = k < mixing.size() ? mixing[k] : none;
+    for (const float* map : {m.value_zeroing, m.alti, m.alti_rollout}) {
+      w.put(static_cast<uint8_t>(map != nullptr));
+      if (map) w.put_floats(map, static_cast<std::size_t>(e.layers) * n * n);
+    }
   }
 }
 
@@ -94,23 +100,22 @@ class Decoder {
 
 }  // namespace
 
-std::size_t encoded_size(const std::vector<sdk::Example>& batch) {
+std::size_t encoded_size(const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
   Encoder measure(nullptr);
-  encode_into(measure, batch);
+  encode_into(measure, batch, mixing);
   return measure.size();
 }
 
-void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch) {
+void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
   Encoder write(data);
-  encode_into(write, batch);
+  encode_into(write, batch, mixing);
 }
 
-// One example per vector: the worker scores them one at a time, so that a fault names its example.
-std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::size_t examples) {
+std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t examples) {
   Decoder r(data);
-  std::vector<std::vector<sdk::Example>> out(examples, std::vector<sdk::Example>(1));
+  std::vector<DecodedExample> out(examples, DecodedExample{std::vector<sdk::Example>(1), std::vector<MixingMaps>(1)});
   for (auto& one : out) {
-    sdk::Example& e = one[0];
+    sdk::Example& e = one.example[0];
     e.id = r.get_text();
     e.layers = r.get<int64_t>();
     e.heads = r.get<int64_t>();
@@ -135,6 +140,9 @@ std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::si
     const std::size_t n = e.size();
     e.attention = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n * n);
     if (r.get<uint8_t>()) e.value_norms = r.get_floats(static_cast<std::size_t>(e.layers * e.heads) * n);
+    MixingMaps& m = one.mixing[0];
+    for (const float** map : {&m.value_zeroing, &m.alti, &m.alti_rollout})
+      if (r.get<uint8_t>()) *map = r.get_floats(static_cast<std::size_t>(e.layers) * n * n);
   }
   return out;
 }

@@ -11,13 +11,19 @@ namespace attnscan::worker {
 
 inline std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
 
-// Bytes encode_batch() writes for `batch`.
-std::size_t encoded_size(const std::vector<sdk::Example>& batch);
-// Writes the batch at `data` (encoded_size(batch) bytes).
-void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch);
-// Reads `examples` examples written by encode_batch(), one per vector (scored one at a time); their
-// attention points into `data`, which must outlive them.
-std::vector<std::vector<sdk::Example>> decode_batch(const uint8_t* data, std::size_t examples);
+// Bytes encode_batch() writes for `batch` and its mixing maps (per example, or empty).
+std::size_t encoded_size(const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing);
+// Writes the batch at `data` (encoded_size(batch, mixing) bytes).
+void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing);
+
+// One example as the worker scores it (one at a time, so that a fault names its example).
+struct DecodedExample {
+  std::vector<sdk::Example> example;  // one
+  std::vector<MixingMaps> mixing;     // one
+};
+// Reads `examples` examples written by encode_batch(); their attention and maps point into `data`,
+// which must outlive them.
+std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t examples);
 // Floats of detector d's result for one example: outputs x L x H scores, then outputs baselines.
 std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e);
 

@@ -333,10 +333,11 @@ LoadedDetector PluginHost::load(const std::string& name, const std::map<std::str
                     "; searched " + where + ")");
 }
 
-std::vector<sdk::ExampleScores> LoadedDetector::score(const std::vector<sdk::Example>& given) const {
+std::vector<sdk::ExampleScores> LoadedDetector::score(const std::vector<sdk::Example>& given,
+                                                      const std::vector<MixingMaps>& mixing) const {
   std::vector<std::vector<float>> storage;
   std::vector<sdk::Example> mapped;
-  if (map != AttentionMap::Weights) mapped = map_examples(map, given, storage);
+  if (map != AttentionMap::Weights) mapped = map_examples(map, given, mixing, storage);
   const std::vector<sdk::Example>& batch = map == AttentionMap::Weights ? given : mapped;
   std::vector<sdk::ExampleScores> out(batch.size());
   auto fail = [&](const std::string& id, const std::string& what) {

@@ -52,9 +52,11 @@ struct LoadedDetector {
   std::shared_ptr<const sdk::Detector> detector;
   AttentionMap map = AttentionMap::Weights;  // what the detector is given as `attention` (its `map:`)
 
-  // Scores a batch (the `map` of its attention); any exception from the plugin becomes a PluginError naming the plugin, the
-  // example id and the message. Checks the shape of what the plugin returns.
-  std::vector<sdk::ExampleScores> score(const std::vector<sdk::Example>& batch) const;
+  // Scores a batch (the `map` of its attention; `mixing`: the encoder's maps per example, or empty);
+  // any exception from the plugin becomes a PluginError naming the plugin, the example id and the
+  // message. Checks the shape of what the plugin returns.
+  std::vector<sdk::ExampleScores> score(const std::vector<sdk::Example>& batch,
+                                        const std::vector<MixingMaps>& mixing = {}) const;
 };
 
 class PluginHost {

@@ -79,12 +79,13 @@ std::string encode_norm_weighted(const ResultFile& file, const ExampleView& e) {
   return encode_attention(weighted);
 }
 
-// The example's attention rollout over every model layer, [layer][query][key], one byte per value as
-// the attention.
-std::string encode_rollout(const ResultFile& file, const ExampleView& e) {
+// One of the example's layer maps (kLayerMaps: rollout, value zeroing, ALTI) over every model layer,
+// [layer][receiving token][token], one byte per value as the attention.
+std::string encode_layer_map(const ResultFile& file, const ExampleView& e, const char* name) {
   const std::size_t n = e.tokens.size(), count = static_cast<std::size_t>(file.params().model_layers) * n * n;
-  const uint64_t start = file.reader().rollout_start(e.position);
-  return encode_attention(file.reader().file().read_rows(kRollout, static_cast<std::size_t>(start), static_cast<std::size_t>(start + count)));
+  const uint64_t start = file.reader().layer_map_start(e.position);
+  return encode_attention(file.reader().file().read_rows(find_layer_map(name)->dataset, static_cast<std::size_t>(start),
+                                                         static_cast<std::size_t>(start + count)));
 }
 
 // The gold tree of an example of a file with trees: per token, its word in the sentence, the word of
@@ -105,7 +106,7 @@ json example_json(const ResultFile& file, const ExampleView& e) {
           {"attention", attention ? json(encode_attention(e.attention)) : json(nullptr)},
           // Precomputed here from full-precision weights (docs/report.md says why).
           {"norm_weighted", attention && p.value_norms ? json(encode_norm_weighted(file, e)) : json(nullptr)},
-          {"rollout", p.rollout ? json(encode_rollout(file, e)) : json(nullptr)},
+          {"rollout", p.stores("rollout") ? json(encode_layer_map(file, e, "rollout")) : json(nullptr)},
           {"tree", p.trees ? example_tree(file, e) : json(nullptr)},
           {"layers", p.layers}, {"heads", p.heads}};
 }
@@ -217,7 +218,7 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
                   {"truncated", root.examples_truncated}, {"with_attention", file.examples_with_attention()}}},
       {"config", root.config_yaml},
       {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)},
-                  {"value_norms", p.value_norms}, {"rollout", p.rollout}}},
+                  {"value_norms", p.value_norms}, {"rollout", p.stores("rollout")}}},
       {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}, {"undefined", kUndefinedCell},
                    {"sentence_a", kSentenceAText}, {"sentence_b", kSentenceBText}, {"special", kSpecialTokenText},
                    {"rollout", kRolloutLine}}},

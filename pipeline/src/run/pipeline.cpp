@@ -5,6 +5,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <deque>
+#include <map>
 #include <limits>
 #include <memory>
 
@@ -197,11 +198,39 @@ std::vector<float> token_major(const std::vector<float>& per_head, int64_t lh, s
   return out;
 }
 
+// The encoder's layer maps of one forward's examples: value zeroing and ALTI ([L][n][n] per
+// example, from context_mixing) and ALTI rolled out across layers.
+struct BatchMixing {
+  ContextMixing computed;
+  std::vector<std::vector<float>> alti_rollout;
+
+  MixingMaps of(std::size_t k) const {
+    auto at = [&](const std::vector<std::vector<float>>& v) { return k < v.size() ? v[k].data() : nullptr; };
+    return {at(computed.value_zeroing), at(computed.alti), at(alti_rollout)};
+  }
+  // Example k's map named as in kLayerMaps (value_zeroing, alti, alti_rollout).
+  const std::vector<float>& named(const std::string& name, std::size_t k) const {
+    const auto& v = name == "value_zeroing" ? computed.value_zeroing : name == "alti" ? computed.alti : alti_rollout;
+    if (k >= v.size()) throw Error("internal: " + name + " was not computed for this batch");
+    return v[k];
+  }
+};
+
+BatchMixing batch_mixing(const BertEncoder& encoder, const TokenBatch& batch, const MixingRequest& request) {
+  BatchMixing m;
+  if (!request.value_zeroing && !request.alti) return m;
+  m.computed = encoder.context_mixing(batch, request);
+  for (std::size_t k = 0; k < m.computed.alti.size(); ++k)
+    m.alti_rollout.push_back(layer_rollout(m.computed.alti[k].data(), m.computed.layers,
+                                           static_cast<std::size_t>(batch.lengths[k])));
+  return m;
+}
+
 // Runs every detector on one forward's examples; writes their scores at each example's place.
 void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& members,
                  const std::vector<Encoding>& encodings, const PairTemplate& pair_template,
                  const std::vector<const Row*>& rows, const EncoderOutput& out,
-                 const std::vector<UnpaddedMaps>& maps, LayoutChunk& chunk) {
+                 const std::vector<UnpaddedMaps>& maps, const BatchMixing& mixing, LayoutChunk& chunk) {
   const int64_t L = out.layers, H = out.heads;
   const std::size_t lh = static_cast<std::size_t>(L * H);
   std::vector<sdk::Example> examples(members.size());
@@ -216,7 +245,9 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.attention = maps[k].attention.data();
     ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();
   }
-  const auto all_results = runner.score(examples);
+  std::vector<MixingMaps> mixing_maps;
+  for (std::size_t k = 0; k < members.size(); ++k) mixing_maps.push_back(mixing.of(k));
+  const auto all_results = runner.score(examples, mixing_maps);
   for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
     const auto& d = runner.detectors()[di];
     const auto& results = all_results[di];
@@ -348,7 +379,9 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
                                       std::vector<float>(encodings.size(), nan)};
     const std::vector<int64_t> classes = record_classes(record_rows, s.importance);
     const bool scoring = s.detectors && !s.detectors->detectors().empty();
-    std::vector<std::vector<float>> value_norms(encodings.size()), rollouts(encodings.size());  // stored ones
+    std::vector<std::vector<float>> value_norms(encodings.size());  // stored ones
+    std::map<std::string, std::vector<std::vector<float>>> layer_maps;
+    for (const auto& name : s.layout.layer_maps) layer_maps[name].resize(encodings.size());
     // The block's batches are tasks of the run's arena: a compute stream with no block of its own
     // (the last block of a run, or of a small one) takes batches of another. Each batch writes only
     // its own examples' places, so the outcome does not depend on which stream ran it.
@@ -358,18 +391,22 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       std::vector<uint8_t> buffer;
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
-      auto out = encoder.forward(TokenBatch::from_encodings(batch, tokenizer.pad_id()),
-                                 ForwardOutputs{/*hidden_states=*/false, s.value_norms});
-      if (scoring || s.layout.value_norms || s.layout.rollout) {
+      const TokenBatch tokens = TokenBatch::from_encodings(batch, tokenizer.pad_id());
+      auto out = encoder.forward(tokens, ForwardOutputs{/*hidden_states=*/false, s.value_norms});
+      const BatchMixing mixing = batch_mixing(encoder, tokens, s.mixing);
+      if (scoring || s.layout.value_norms || !layer_maps.empty()) {
         std::vector<UnpaddedMaps> maps;
         for (std::size_t k = 0; k < members.size(); ++k)
           maps.push_back(unpadded_maps(out, static_cast<int64_t>(k), encodings[members[k]].size()));
         if (scoring)
-          score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, maps, work->chunk);
+          score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, maps, mixing,
+                      work->chunk);
         for (std::size_t k = 0; k < members.size(); ++k) {
           const std::size_t n = encodings[members[k]].size();
           if (s.layout.value_norms) value_norms[members[k]] = token_major(maps[k].value_norms, out.layers * out.heads, n);
-          if (s.layout.rollout) rollouts[members[k]] = attention_rollout(maps[k].attention.data(), out.layers, out.heads, n);
+          for (auto& [name, per_example] : layer_maps)
+            per_example[members[k]] = name == "rollout" ? attention_rollout(maps[k].attention.data(), out.layers, out.heads, n)
+                                                        : mixing.named(name, k);
         }
       }
       if (s.importance.enabled())
@@ -390,7 +427,8 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
         append_example(work->chunk, row.index, *row.record, encodings[e], offset[e]);
         auto& c = work->chunk;
         c.value_norms.insert(c.value_norms.end(), value_norms[e].begin(), value_norms[e].end());
-        c.rollout.insert(c.rollout.end(), rollouts[e].begin(), rollouts[e].end());
+        for (const auto& [name, per_example] : layer_maps)
+          c.layer_maps[name].insert(c.layer_maps[name].end(), per_example[e].begin(), per_example[e].end());
         ++e;
       } else {
         append_reject(work->chunk, row.index, *row.reject);

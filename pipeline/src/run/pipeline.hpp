@@ -32,6 +32,7 @@ struct PipelineSettings {
   LayoutParams layout;
   const DetectorRunner* detectors = nullptr;  // its detectors score every example, in their order
   bool value_norms = false;  // the forward computes them: stored (layout.value_norms) or a detector's map: norm
+  MixingRequest mixing;      // the encoder computes them: stored (layout.layer_maps) or a detector's map
   ImportanceSettings importance;  // head importance of sampled rows (its outputs are in layout.scores)
 };
 

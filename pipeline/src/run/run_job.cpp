@@ -84,7 +84,7 @@ LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
   layout.model_layers = model.num_layers;
   layout.model_heads = model.num_heads;
   layout.value_norms = cfg.value_norms;
-  layout.rollout = cfg.rollout;
+  layout.layer_maps = cfg.layer_maps;
   layout.trees = cfg.dataset.format == DatasetFormat::Conllu;  // every record carries its trees
   try {
     layout.layers = parse_index_list(cfg.layers, model.num_layers);
@@ -151,6 +151,12 @@ PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& la
   ps.detectors = &detectors;
   ps.value_norms = layout.value_norms;
   for (const auto& d : detectors.detectors()) ps.value_norms |= d.map == AttentionMap::Norm;
+  ps.mixing.value_zeroing = layout.stores("value_zeroing");
+  ps.mixing.alti = layout.stores("alti");
+  for (const auto& d : detectors.detectors()) {
+    ps.mixing.value_zeroing |= d.map == AttentionMap::ValueZeroing;
+    ps.mixing.alti |= d.map == AttentionMap::Alti || d.map == AttentionMap::AltiRollout;
+  }
   return ps;
 }
 

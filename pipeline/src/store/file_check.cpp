@@ -256,16 +256,15 @@ void check_row_sums(const Checked& c, const Columns& cols) {
   }
 }
 
-// Value norms and rollout (when stored): their lengths follow the tokens and examples; every value
-// read through its checksums.
+// Value norms and the layer maps (when stored): their lengths follow the tokens and examples; every
+// value read through its checksums.
 void check_maps(const Checked& c, const Columns& cols) {
-  uint64_t rollout_values = 0;
-  for (auto n : cols.n_tokens) rollout_values += static_cast<uint64_t>(c.params.model_layers * n * n);
-  const std::pair<bool, std::pair<const char*, uint64_t>> optional[] = {
-      {c.params.value_norms, {kValueNorms, cols.token_rows}}, {c.params.rollout, {kRollout, rollout_values}}};
-  for (const auto& [stored, what] : optional) {
-    if (!stored) continue;
-    const auto& [name, rows] = what;
+  uint64_t map_values = 0;
+  for (auto n : cols.n_tokens) map_values += static_cast<uint64_t>(c.params.model_layers * n * n);
+  std::vector<std::pair<const char*, uint64_t>> stored;
+  if (c.params.value_norms) stored.emplace_back(kValueNorms, cols.token_rows);
+  for (const auto& name : c.params.layer_maps) stored.emplace_back(find_layer_map(name)->dataset, map_values);
+  for (const auto& [name, rows] : stored) {
     Findings bad(c.report, std::string("problems in ") + name);
     try {
       const auto dims = c.f.dims(name);

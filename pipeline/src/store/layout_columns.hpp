@@ -51,7 +51,8 @@ struct LayoutChunk {
   TokenColumns tokens;
   std::vector<uint8_t> attention;  // raw values in the file's attention dtype
   std::vector<float> value_norms;  // [tokens][model layers][model heads] when stored, else empty
-  std::vector<float> rollout;      // each example's [model layers][n][n], in example order, when stored
+  // Per stored layer map (kLayerMaps, by name): each example's [model layers][n][n], in example order.
+  std::map<std::string, std::vector<float>> layer_maps;
   // Gold dependency trees, one entry per token (annotated datasets; else empty): the word_index of the
   // head of the token's word within its sentence (-1 root, -2 template specials) and its relation.
   std::vector<int32_t> dep_head;

@@ -1,5 +1,6 @@
 #include "store/layout_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -75,6 +76,10 @@ Compression parse_compression(const std::filesystem::path& path, const std::stri
 
 }  // namespace
 
+bool LayoutParams::stores(std::string_view layer_map) const {
+  return std::find(layer_maps.begin(), layer_maps.end(), layer_map) != layer_maps.end();
+}
+
 bool is_char_offset_column(std::string_view name) {
   return name == "tokens/char_start" || name == "tokens/char_end";
 }
@@ -88,7 +93,7 @@ LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const Layou
     w.file_.resize(score_baseline(so.key()), 0);
   }
   if (params.value_norms) w.file_.resize(kValueNorms, 0);
-  if (params.rollout) w.file_.resize(kRollout, 0);
+  for (const auto& name : params.layer_maps) w.file_.resize(find_layer_map(name)->dataset, 0);
   if (params.trees) w.file_.resize(kDepHead, 0), w.file_.resize(kDepRelation, 0);
   if (w.file_.exists(kAttentionChecksums)) w.file_.remove(kAttentionChecksums);
   return w;
@@ -133,10 +138,12 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.create_rows_dataset(kValueNorms, lh, 4096);
     f.set_attr(std::string("/") + kValueNorms, "layout", std::string("[token][layer][head]: ||f_h(x_j)|| (Kobayashi et al. 2020), rows as tokens/*"));
   }
-  if (params.rollout) {
-    f.create_rows_dataset(kRollout, {}, kAttentionChunk);
-    f.set_attr(std::string("/") + kRollout, "layout",
-               std::string("example i: values[o:o + L*n*n].reshape(L, n, n), o = L * sum(n_tokens[:i]**2) (every example)"));
+  for (const auto& name : params.layer_maps) {
+    const LayerMapDataset& m = *find_layer_map(name);
+    f.create_rows_dataset(m.dataset, {}, kAttentionChunk);
+    f.set_attr(std::string("/") + m.dataset, "layout",
+               std::string(m.what) + ", example i: values[o:o + L*n*n].reshape(L, n, n) ([layer][receiving token][token]), "
+               "o = L * sum(n_tokens[:i]**2) (every example)");
   }
   if (params.trees) {
     f.create_dataset(kDepHead, H5T_STD_I32LE, kTokenChunk);
@@ -176,7 +183,14 @@ void LayoutWriter::append(const LayoutChunk& c) {
     f.append_rows(score_baseline(so.key()), it->second.baseline.data(), e.size());
   }
   if (params_.value_norms) f.append_rows(kValueNorms, c.value_norms.data(), c.tokens.size());
-  if (params_.rollout) f.append_rows(kRollout, c.rollout.data(), c.rollout.size());
+  std::size_t map_values = 0;  // every layer map holds [L][n][n] per example
+  for (auto n : e.n_tokens) map_values += static_cast<std::size_t>(params_.model_layers * n * n);
+  for (const auto& name : params_.layer_maps) {
+    auto it = c.layer_maps.find(name);
+    if (map_values > 0 && (it == c.layer_maps.end() || it->second.size() != map_values))
+      throw Error(f.path().string() + ": internal: " + find_layer_map(name)->dataset + " does not match the chunk's examples");
+    if (map_values > 0) f.append_rows(find_layer_map(name)->dataset, it->second.data(), map_values);
+  }
   if (params_.trees) {
     if (c.dep_head.size() != c.tokens.size() || c.dep_relation.size() != c.tokens.size())
       throw Error(f.path().string() + ": internal: " + kDepHead + "/" + kDepRelation + " rows do not match the chunk's tokens");
@@ -212,7 +226,8 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
     }
   }
   params_.value_norms = f.exists(kValueNorms);
-  params_.rollout = f.exists(kRollout);
+  for (const auto& m : kLayerMaps)
+    if (f.exists(m.dataset)) params_.layer_maps.push_back(m.name);
   params_.trees = f.exists(kDepHead);
   n_examples_ = f.length("examples/index");
   n_rejects_ = f.length("rejects/index");
@@ -242,14 +257,14 @@ std::vector<float> LayoutReader::attention_floats(uint64_t begin, uint64_t end) 
   return out;
 }
 
-uint64_t LayoutReader::rollout_start(std::size_t example) const {
-  if (rollout_starts_.empty()) {  // L * cumulative n^2 over every example, read once
+uint64_t LayoutReader::layer_map_start(std::size_t example) const {
+  if (layer_map_starts_.empty()) {  // L * cumulative n^2 over every example, read once
     const auto n = file_.read<int64_t>("examples/n_tokens", 0, n_examples_);  // converted from older files' uint32
-    rollout_starts_.assign(n.size() + 1, 0);
+    layer_map_starts_.assign(n.size() + 1, 0);
     for (std::size_t i = 0; i < n.size(); ++i)
-      rollout_starts_[i + 1] = rollout_starts_[i] + static_cast<uint64_t>(params_.model_layers * n[i] * n[i]);
+      layer_map_starts_[i + 1] = layer_map_starts_[i] + static_cast<uint64_t>(params_.model_layers * n[i] * n[i]);
   }
-  return rollout_starts_.at(example);
+  return layer_map_starts_.at(example);
 }
 
 uint64_t LayoutReader::attention_count(int64_t n) const {
@@ -297,11 +312,12 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     out.dep_head = f.read<int32_t>(kDepHead, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));
     out.dep_relation = f.read_strings(kDepRelation, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));
   }
-  if (params_.rollout && b > a) {
-    const uint64_t r0 = rollout_start(a);
+  if (!params_.layer_maps.empty() && b > a) {
+    const uint64_t r0 = layer_map_start(a);
     uint64_t r1 = r0;
     for (auto n : e.n_tokens) r1 += static_cast<uint64_t>(params_.model_layers * n * n);
-    out.rollout = f.read_rows(kRollout, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
+    for (const auto& name : params_.layer_maps)
+      out.layer_maps[name] = f.read_rows(find_layer_map(name)->dataset, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1));
   }
   return out;
 }

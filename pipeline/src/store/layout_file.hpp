@@ -8,6 +8,7 @@
 
 #include "store/attention_checksums.hpp"
 #include "store/h5_file.hpp"
+#include "store/layer_maps.hpp"
 #include "store/layout_columns.hpp"
 
 namespace attnscan {
@@ -27,9 +28,8 @@ inline constexpr int64_t kOldestFormatVersion = 1;
 inline std::string score_group(const std::string& key) { return "scores/" + key; }
 inline std::string score_values(const std::string& key) { return score_group(key) + "/values"; }
 inline std::string score_baseline(const std::string& key) { return score_group(key) + "/baseline"; }
-// Optional datasets (output.value_norms, output.rollout); files without them read as before.
+// Optional datasets (output.value_norms and the layer maps below); files without them read as before.
 inline constexpr const char* kValueNorms = "tokens/value_norm";
-inline constexpr const char* kRollout = "rollout/values";
 // Optional gold trees per token (datasets with dependency trees, dataset.format conllu).
 inline constexpr const char* kDepHead = "tokens/dep_head";
 inline constexpr const char* kDepRelation = "tokens/dep_relation";
@@ -49,7 +49,8 @@ struct LayoutParams {
   int64_t model_layers = 0, model_heads = 0;
   std::vector<ScoreOutput> scores;
   bool value_norms = false;  // tokens/value_norm (output.value_norms)
-  bool rollout = false;      // rollout/values (output.rollout)
+  std::vector<std::string> layer_maps;  // the kLayerMaps stored, by name, in table order
+  bool stores(std::string_view layer_map) const;
   bool trees = false;        // tokens/dep_head and tokens/dep_relation (annotated datasets)
 };
 
@@ -100,14 +101,14 @@ class LayoutReader {
   LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const;
   // Attention values of one stored example (n x n per stored layer and head).
   uint64_t attention_count(int64_t n_tokens) const;
-  // Where example i's rollout starts in rollout/values (files that store it).
-  uint64_t rollout_start(std::size_t example) const;
+  // Where example i's map starts in each kLayerMaps dataset (files that store one).
+  uint64_t layer_map_start(std::size_t example) const;
 
  private:
   h5::File file_;
   LayoutParams params_;
   std::size_t n_examples_ = 0, n_rejects_ = 0;
-  mutable std::vector<uint64_t> rollout_starts_;  // [examples + 1], filled on first use
+  mutable std::vector<uint64_t> layer_map_starts_;  // [examples + 1], filled on first use
   int64_t format_version_ = 0;
   bool external_ = false;
   std::unique_ptr<AttentionChecks> checks_;
