@@ -69,7 +69,25 @@ class Example:
     def rollout(self):
         """[L, n, n] float32: attention rollout up to each layer (Abnar & Zuidema 2020); NotStoredError
         naming output.rollout when the run did not store it."""
-        return self._maps.rollout(self.position, self.n_tokens)
+        return self._maps.layer_map("rollout", self.position, self.n_tokens)
+
+    @property
+    def value_zeroing(self):
+        """[L, n, n] float32: value zeroing of each layer (Mohebbi et al. 2023), rows the receiving token;
+        NotStoredError naming output.value_zeroing when the run did not store it."""
+        return self._maps.layer_map("value_zeroing", self.position, self.n_tokens)
+
+    @property
+    def alti(self):
+        """[L, n, n] float32: ALTI of each layer (Ferrando et al. 2022), rows the receiving token;
+        NotStoredError naming output.alti when the run did not store it."""
+        return self._maps.layer_map("alti", self.position, self.n_tokens)
+
+    @property
+    def alti_rollout(self):
+        """[L, n, n] float32: ALTI rolled out up to each layer; NotStoredError naming output.alti when the
+        run did not store it."""
+        return self._maps.layer_map("alti_rollout", self.position, self.n_tokens)
 
     @property
     def sentence_b_start(self):

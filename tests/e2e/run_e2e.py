@@ -570,6 +570,109 @@ def test_value_norms_and_rollout_match_references():
             assert worst_rollout <= 1e-6 and worst_score <= 1e-5, (model, worst_rollout, worst_score)
 
 
+def test_context_mixing_matches_hf_resumes_shards_and_verifies():
+    """output.value_zeroing and output.alti equal the HF-side references of hf_context_mixing.py (value
+    zeroing: HF's layers rerun with a hook zeroing token j's values; ALTI: the paper's equations in numpy on
+    HF's hidden states; both in float64) within 1e-4, for MiniLM and all-mpnet-base-v2; rows sum to 1; the
+    ALTI rollout equals numpy's product of the stored ALTI within 1e-6; detectors with map: value_zeroing,
+    alti and alti_rollout equal the numpy patterns on those maps; attention and weights scores are bit for
+    bit those of a run without the maps; a sharded run merges to the same file, verify checks it, a SIGKILLed
+    run resumes to the same file, and the Python reader gives the stored maps."""
+    need_datasets()
+    python = reference_python()
+    models = [model_dir()]
+    mpnet = os.path.join(os.path.dirname(model_dir()), "all-mpnet-base-v2")
+    if os.path.exists(os.path.join(mpnet, "model.safetensors")):
+        models.append(mpnet)
+    else:
+        print(f"note: {mpnet} absent (scripts/fetch_models.sh): MiniLM only")
+    detectors = [("delimiter", "value_zeroing"), ("next_token", "alti"), ("prev_token", "alti_rollout"),
+                 ("delimiter", "weights")]
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan as reader
+    for m, model in enumerate(models):
+        cfg = out(f"mix{m}.yaml")
+        with open(cfg, "w") as f:
+            f.write("output:\n  dtype: float32\n  value_zeroing: true\n  alti: true\ndetectors:\n")
+            for name, mapped in detectors:
+                f.write(f"  - {{name: {name}, as: {name}_{mapped}, map: {mapped}}}\n")
+        args = ["-c", cfg, *STSB_DEV, "--model", model, "--set", "dataset.max_rows=6", "--set", "pipeline.block_rows=2"]
+        target = run_single_and_sharded(args, f"mix{m}")
+        assert "OK" in run("verify", target).stdout
+        plain = out(f"mix{m}_plain.h5")
+        run("run", *STSB_DEV, "--model", model, "--set", "dataset.max_rows=6", "--set", "pipeline.block_rows=2",
+            "--set", "output.dtype=float32", "--set", "detectors=delimiter", "-o", plain)
+        with h5py.File(target, "r") as f, h5py.File(plain, "r") as g, reader.open(target) as r:
+            assert f["attention/values"][...].tobytes() == g["attention/values"][...].tobytes(), "maps changed attention"
+            for output in ("cls", "sep"):
+                assert (f[f"scores/delimiter_weights/{output}/values"][...].tobytes()
+                        == g[f"scores/delimiter/{output}/values"][...].tobytes())
+            N = len(f["examples/index"])
+            pairs = out(f"mix{m}.tsv")
+            with open(pairs, "w", encoding="utf-8") as p:
+                for i in range(N):
+                    p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+            ref = out(f"mix{m}.npz")
+            subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs, ref],
+                           check=True)
+            hf = np.load(ref)
+            L = int(f["attention"].attrs["model_layers"])
+            worst = {"value_zeroing": 0.0, "alti": 0.0}
+            worst_rollout = worst_rows = worst_score = worst_decomposition = 0.0
+            for i in range(N):
+                t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
+                assert (f["tokens/id"][t:t + n] == hf[f"ids.{i}"]).all(), (model, i, "token ids differ from HF")
+                o = L * int((f["examples/n_tokens"][:i].astype(np.int64) ** 2).sum())
+                stored = {name: f[f"{name}/values"][o:o + L * n * n].reshape(L, n, n)
+                          for name in ("value_zeroing", "alti", "alti_rollout")}
+                worst["value_zeroing"] = max(worst["value_zeroing"], float(np.abs(stored["value_zeroing"] - hf[f"vz.{i}"]).max()))
+                worst["alti"] = max(worst["alti"], float(np.abs(stored["alti"] - hf[f"alti.{i}"]).max()))
+                worst_decomposition = max(worst_decomposition, float(hf[f"check.{i}"]))
+                rolled = [stored["alti"][0].astype(np.float64)]
+                for layer in range(1, L):
+                    rolled.append(stored["alti"][layer].astype(np.float64) @ rolled[-1])
+                worst_rollout = max(worst_rollout, float(np.abs(stored["alti_rollout"] - np.stack(rolled)).max()))
+                for name, values in stored.items():
+                    worst_rows = max(worst_rows, float(np.abs(values.sum(axis=-1) - 1).max()))
+                    assert np.array_equal(getattr(r.example(i), name), values), (name, i)
+                H = int(f["attention"].attrs["model_heads"])
+                maps = {name: np.repeat(values.astype(np.float64)[:, None], H, axis=1) for name, values in stored.items()}
+                maps["weights"] = attention(f, i).astype(np.float64)
+                tokens_i = example_tokens(f, i)
+                for name, mapped in detectors:
+                    outputs = [k.split("/")[1] for k in f["scores"].attrs["outputs"] if k.startswith(f"{name}_{mapped}/")]
+                    for output in outputs:
+                        expected, _ = reference_scores(name, output, tokens_i, maps[mapped], {})
+                        got = f[f"scores/{name}_{mapped}/{output}/values"][i]
+                        worst_score = max(worst_score, float(np.nanmax(np.abs(got - expected))))
+                    assert f[f"scores/{name}_{mapped}"].attrs["map"] == mapped
+            print(f"{os.path.basename(model)}: {N} pairs: max |value zeroing - HF| {worst['value_zeroing']:.3g}, "
+                  f"|ALTI - numpy on HF| {worst['alti']:.3g} (the decomposition sums to HF's output within "
+                  f"{worst_decomposition:.3g}), |ALTI rollout - numpy| {worst_rollout:.3g}, |row sum - 1| {worst_rows:.3g}, "
+                  f"|mapped scores - numpy| {worst_score:.3g}")
+            assert worst["value_zeroing"] <= 1e-4 and worst["alti"] <= 1e-4, (model, worst)
+            assert worst_decomposition <= 1e-9 and worst_rollout <= 1e-6 and worst_rows <= 1e-5, model
+            assert worst_score <= 1e-5, (model, worst_score)
+    # SIGKILL once a block is committed, then resume: the same file as an uninterrupted run
+    paws = ["-c", out("mix0.yaml"), "--set", "dataset.path=" + os.path.join(DATASETS, "paws", "dev.tsv"), "--set",
+            "dataset.max_rows=8", "--set", "pipeline.block_rows=2", "--set", "pipeline.inflight=1", "--no-progress"]
+    run("run", *paws, "-o", out("mix_paws.h5"))
+    killed_target = out("mix_killed.h5")
+    killed, _ = interrupted(paws, killed_target, signal.SIGKILL, 0.0, ready=lambda: committed_blocks(killed_target) >= 1)
+    assert killed and not os.path.exists(killed_target), "the run ended before it could be killed"
+    assert "resuming:" in run("run", *paws, "-o", killed_target).stderr
+    assert_same_file(out("mix_paws.h5"), killed_target)
+    p = run("run", *paws, "--set", "output.alti=false", "-o", out("mix_no_alti.h5"), "--set", "detectors=next_token",
+            check=False)
+    assert p.returncode == 0, p.stderr
+    with reader.open(out("mix_no_alti.h5")) as r:
+        try:
+            r.example(0).alti
+            raise AssertionError("alti read from a file without it")
+        except reader.NotStoredError as e:
+            assert "output.alti" in str(e), e
+
+
 def test_bad_rows_error_and_skip():
     model_dir()
     bad = out("bad.tsv")
