@@ -18,6 +18,7 @@ PAIRS.tsv: sentence_a<TAB>sentence_b per line. OUT.npz, for pair K (alone, no pa
   rollout.K  the multi-layer ALTI: R_0 = C_0, R_l = C_l R_(l-1).
   check.K    max |sum_j T_i(x_j) + LN_i(b_O) + beta - y_i| (the decomposition is exact).
 """
+import inspect
 import sys
 
 import numpy as np
@@ -34,6 +35,10 @@ def parts(model, layer):
     if kind == "distilbert":
         block = model.transformer.layer[layer]
         return block, block.attention.v_lin, block.attention.out_lin, block.sa_layer_norm
+    if kind == "albert":  # layers share the weights of their group
+        groups = model.config.num_hidden_groups
+        block = model.encoder.albert_layer_groups[layer * groups // model.config.num_hidden_layers].albert_layers[0]
+        return block, block.attention.value, block.attention.dense, block.attention.LayerNorm
     block = model.encoder.layer[layer]  # bert, roberta, xlm-roberta, electra
     return block, block.attention.self.value, block.attention.output.dense, block.attention.output.LayerNorm
 
@@ -107,12 +112,14 @@ def main():
     torch.set_num_threads(2)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModel.from_pretrained(model_dir, attn_implementation="eager").double().eval()
+    accepted = inspect.signature(model.forward).parameters
     out = {}
     with open(pairs, encoding="utf-8") as f:
         lines = [line.rstrip("\n").split("\t") for line in f]
     with torch.no_grad():
         for k, (a, b) in enumerate(lines):
             enc = tok(a, b, return_tensors="pt")
+            enc = {k: v for k, v in enc.items() if k in accepted}  # DistilBERT takes no token types
             result = model(**enc, output_hidden_states=True, output_attentions=True)
             out[f"ids.{k}"] = enc["input_ids"][0].numpy()
             out[f"vz.{k}"] = value_zeroing(model, result.hidden_states)

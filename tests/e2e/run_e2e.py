@@ -653,6 +653,30 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
             assert worst["value_zeroing"] <= 1e-4 and worst["alti"] <= 1e-4, (model, worst)
             assert worst_decomposition <= 1e-9 and worst_rollout <= 1e-6 and worst_rows <= 1e-5, model
             assert worst_score <= 1e-5, (model, worst_score)
+    # every other family, on its random model (tests/reference/make_family_fixtures.py)
+    for family in ("distilbert", "electra-discriminator", "roberta", "xlm-roberta", "albert"):
+        model = family_model(family)
+        target = out(f"mix_{family}.h5")
+        run("run", *STSB_DEV, "--model", model, "--set", "dataset.max_rows=3", "--set", "output.value_zeroing=true",
+            "--set", "output.alti=true", "--set", "output.dtype=float32", "-o", target)
+        with h5py.File(target, "r") as f:
+            pairs = out(f"mix_{family}.tsv")
+            with open(pairs, "w", encoding="utf-8") as p:
+                for i in range(len(f["examples/index"])):
+                    p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+            subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs,
+                            out(f"mix_{family}.npz")], check=True)
+            hf = np.load(out(f"mix_{family}.npz"))
+            L, worst = int(f["attention"].attrs["model_layers"]), 0.0
+            for i in range(len(f["examples/index"])):
+                t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
+                assert (f["tokens/id"][t:t + n] == hf[f"ids.{i}"]).all(), (family, i, "token ids differ from HF")
+                o = L * int((f["examples/n_tokens"][:i].astype(np.int64) ** 2).sum())
+                for name, key in (("value_zeroing", "vz"), ("alti", "alti"), ("alti_rollout", "rollout")):
+                    got = f[f"{name}/values"][o:o + L * n * n].reshape(L, n, n)
+                    worst = max(worst, float(np.abs(got - hf[f"{key}.{i}"]).max()))
+            print(f"{family}: max |map - HF-side reference| {worst:.3g}")
+            assert worst <= 1e-4, (family, worst)
     # SIGKILL once a block is committed, then resume: the same file as an uninterrupted run
     paws = ["-c", out("mix0.yaml"), "--set", "dataset.path=" + os.path.join(DATASETS, "paws", "dev.tsv"), "--set",
             "dataset.max_rows=8", "--set", "pipeline.block_rows=2", "--set", "pipeline.inflight=1", "--no-progress"]
