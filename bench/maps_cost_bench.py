@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""What output.value_norms and output.rollout cost (issue 17): time, bytes per pair, and peak memory at
-two dataset sizes (memory must stay flat in N).
+"""What the stored maps cost (issues 17 and 28): time, bytes per pair, and peak memory at two dataset
+sizes (memory must stay flat in N).
 
   /usr/bin/python3 bench/maps_cost_bench.py [--build build] [--model DIR] [--rows 500,2000] [-n 1]
-      [--dataset ../shared/datasets/stsb/sts-train.csv]
+      [--dataset ../shared/datasets/stsb/sts-train.csv] [--variants plain,value_norms,rollout,both]
 
 Runs `attnscan run` on the first N pairs of STS-B train (configs/stsb-raw.yaml: the seven detectors,
-fp16 attention of every pair) with neither column, value norms, rollout, and both, alternating, each
-configuration -n times (medians). Prints per run: wall and CPU seconds (os.wait4 of the child), peak
+fp16 attention of every pair) with no map stored (plain) and with each variant (value_norms, rollout,
+both, value_zeroing, alti), alternating, each configuration -n times (medians). Prints per run: wall and CPU seconds (os.wait4 of the child), peak
 RSS, and the bytes each column holds per pair (its extent in the file / pairs); then the cost of
 each column against the plain run of the same N, and the RSS growth from the smaller N to the larger.
 """
@@ -23,8 +23,10 @@ import h5py
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 VARIANTS = {"plain": [], "value_norms": ["output.value_norms=true"], "rollout": ["output.rollout=true"],
-            "both": ["output.value_norms=true", "output.rollout=true"]}
-COLUMNS = {"attention": "attention/values", "value_norms": "tokens/value_norm", "rollout": "rollout/values"}
+            "both": ["output.value_norms=true", "output.rollout=true"],
+            "value_zeroing": ["output.value_zeroing=true"], "alti": ["output.alti=true"]}
+COLUMNS = {"attention": "attention/values", "value_norms": "tokens/value_norm", "rollout": "rollout/values",
+           "value_zeroing": "value_zeroing/values", "alti": "alti/values", "alti_rollout": "alti_rollout/values"}
 
 
 def run_once(binary, model, dataset, rows, sets, out):
@@ -55,7 +57,13 @@ def main():
     ap.add_argument("--dataset", default=os.path.join(ROOT, "..", "shared", "datasets", "stsb", "sts-train.csv"))
     ap.add_argument("--rows", default="500,2000", help="two dataset sizes, comma-separated")
     ap.add_argument("-n", type=int, default=1, help="repetitions of each configuration (medians)")
+    ap.add_argument("--variants", default="plain,value_norms,rollout,both",
+                    help="comma-separated, from " + ", ".join(VARIANTS) + " (plain is always run)")
     a = ap.parse_args()
+    variants = ["plain"] + [v for v in a.variants.split(",") if v != "plain"]
+    for v in variants:
+        if v not in VARIANTS:
+            sys.exit(f"--variants: unknown '{v}' (expected {', '.join(VARIANTS)})")
     if not os.path.exists(a.dataset):
         sys.exit(f"dataset not found: {a.dataset} (../shared/datasets)")
     binary = os.path.join(a.build, "pipeline", "attnscan")
@@ -64,24 +72,25 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(a.n):
             for rows in sizes:
-                for name, sets in VARIANTS.items():
+                for name in variants:
+                    sets = VARIANTS[name]
                     r = run_once(binary, a.model, a.dataset, rows, sets, os.path.join(tmp, f"{name}.h5"))
                     results.setdefault((rows, name), []).append(r)
                     print(f"  run {rep + 1}/{a.n}: {rows} rows, {name}: {r['wall']:.2f} s", file=sys.stderr, flush=True)
     med = {key: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for key, runs in results.items()}
     print(f"model {a.model or '(config default)'}; dataset {a.dataset}; medians of {a.n}; bytes per pair: the "
           "whole file, and the values each column holds (attention fp16, value norms and rollout float32)\n")
-    print(f"{'rows':>6} {'columns':<12} {'wall s':>7} {'CPU s':>7} {'RSS MiB':>8} {'file B/pair':>12} "
-          f"{'attention':>10} {'norms':>8} {'rollout':>8} {'wall vs plain':>14}")
+    print(f"{'rows':>6} {'columns':<13} {'wall s':>7} {'CPU s':>7} {'RSS MiB':>8} {'file B/pair':>12} "
+          + "".join(f"{c:>14}" for c in COLUMNS) + f" {'wall vs plain':>14} {'ms/pair':>8}")
     for rows in sizes:
         plain = med[(rows, "plain")]
-        for name in VARIANTS:
+        for name in variants:
             m = med[(rows, name)]
-            print(f"{int(m['pairs']):>6} {name:<12} {m['wall']:>7.2f} {m['cpu']:>7.2f} {m['rss']:>8.0f} {m['file']:>12.0f} "
-                  f"{m.get('bytes_attention', 0):>10.0f} {m.get('bytes_value_norms', 0):>8.0f} "
-                  f"{m.get('bytes_rollout', 0):>8.0f} {m['wall'] / plain['wall']:>13.3f}x")
+            print(f"{int(m['pairs']):>6} {name:<13} {m['wall']:>7.2f} {m['cpu']:>7.2f} {m['rss']:>8.0f} {m['file']:>12.0f} "
+                  + "".join(f"{m.get('bytes_' + c, 0):>14.0f}" for c in COLUMNS)
+                  + f" {m['wall'] / plain['wall']:>13.3f}x {1000 * m['wall'] / m['pairs']:>8.1f}")
     print("\npeak RSS growth from the smaller to the larger N (flat in N: near 0):")
-    for name in VARIANTS:
+    for name in variants:
         lo, hi = med[(sizes[0], name)]["rss"], med[(sizes[-1], name)]["rss"]
         print(f"  {name:<12} {lo:.0f} -> {hi:.0f} MiB ({(hi / lo - 1) * 100:+.1f}%)")
 

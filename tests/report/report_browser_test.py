@@ -622,6 +622,74 @@ def test_report_norm_and_rollout_maps():
         driver.quit()
 
 
+def test_report_context_mixing_maps():
+    """A file with value zeroing and ALTI: the head view's switch offers value_zeroing, alti and alti_rollout
+    for every model layer (the drawn values equal the stored maps), the model view has a row of L maps for
+    each (a click opens it in the head view), a pattern scored with map: alti opens its head views on ALTI,
+    and the overview lists the stored maps."""
+    model_dir()
+    cfg = out("mixing.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"dataset:\n  path: {os.path.join(ROOT, 'data', 'sample_pairs.tsv')}\n  sentence_a: sentence1\n"
+                "  sentence_b: sentence2\noutput:\n  dtype: float16\n  value_zeroing: true\n  alti: true\n"
+                "detectors:\n  - next_token\n  - {name: next_token, as: next_token_alti, map: alti}\n")
+    h5, html = out("mixing.h5"), out("mixing.html")
+    run("run", "-c", cfg, "-o", h5, "--no-progress")
+    run("report", h5, "-o", html)
+    with h5py.File(h5, "r") as f:
+        L, H = int(f["attention"].attrs["model_layers"]), int(f["attention"].attrs["model_heads"])
+        n = int(f["examples/n_tokens"][0])
+        stored = {k: f[f"{k}/values"][0:L * n * n].astype(np.float64).reshape(L, n, n)  # example 0 starts at 0
+                  for k in ("value_zeroing", "alti", "alti_rollout")}
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = browser()
+    try:
+        from selenium.webdriver.support.ui import Select
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        assert "value zeroing, ALTI, ALTI rollout" in driver.find_element("id", "overview").text
+        sections = {s.get_attribute("data-key"): s for s in driver.find_elements("css selector", "section.pattern")}
+        assert sections["next_token_alti/next_token"].find_element("css selector", "h2").text == \
+            "Pattern: next_token_alti/next_token [ALTI map]"
+        assert "map: alti" in sections["next_token_alti/next_token"].text
+        assert {f.get_attribute("data-map") for f in sections["next_token_alti/next_token"].find_elements(
+            "css selector", ".figure.headview")} == {"alti"}
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        radios = [r.get_attribute("value") for r in fig.find_elements("css selector", "input.map")]
+        assert radios == ["weights", "value_zeroing", "alti", "alti_rollout"], radios
+        set_threshold(driver, fig, 0)
+        for name, maps in stored.items():
+            fig.find_element("css selector", f"input.map[value='{name}']").click()
+            options = [e.get_attribute("value") for e in fig.find_elements("css selector", "select.layer-select option")]
+            assert options == [str(l) for l in range(L)], options
+            assert "disabled" in fig.find_element("css selector", ".strip").get_attribute("class")
+            worst = 0.0
+            for l in range(L):
+                Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(l))
+                got = np.zeros((n, n))
+                for (q, k), w in drawn_values(driver, fig, name).items():
+                    got[q, k] = w
+                worst = max(worst, float(np.abs(got - maps[l]).max()))
+            print(f"{name} of {L} layers: max |drawn - stored| {worst:.5f} (n {n})")
+            assert worst <= 0.5 / 255 + 6e-5, (name, worst)
+        Select(fig.find_element("css selector", "select.layer-select")).select_by_value("2")
+        fig.find_element("css selector", "input.map[value='alti']").click()
+        driver.execute_script("arguments[0].scrollIntoView()", fig)
+        fig.screenshot(os.path.join(SHOTS, "mixing-alti-head-view.png"))
+        model = driver.find_element("css selector", "#model-view .figure.modelview")
+        for css in ("canvas.value-zeroing-map", "canvas.alti-map", "canvas.alti-rollout-map"):
+            assert len(model.find_elements("css selector", css)) == L, css
+        assert not model.find_elements("css selector", "canvas.rollout-map")
+        model.find_element("css selector", "canvas.value-zeroing-map[data-layer='3']").click()
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert fig.get_attribute("data-map") == "value_zeroing" and fig.get_attribute("data-layer") == "3"
+        assert_offline_and_clean(driver, url)
+        driver.execute_script("arguments[0].scrollIntoView()", model)
+        model.screenshot(os.path.join(SHOTS, "mixing-model-view.png"))
+    finally:
+        driver.quit()
+
+
 def test_report_syntax_heads():
     """A dependency run on CoNLL-U trees: the report's syntax-heads table equals `attnscan heads
     --relations`, each row's examples are those where its head finds the most gold words (h5py), the

@@ -11,8 +11,8 @@ namespace attnscan {
 
 namespace {
 
-constexpr int64_t kMixingTokens = 8192;            // tokens one layer pass of value zeroing's variants holds
-constexpr int64_t kAltiValues = int64_t(1) << 24;  // floats of one block of ALTI's T_i(x_j) ([i][j][hidden])
+constexpr int64_t kMixingTokens = 4096;            // tokens one layer pass of value zeroing's variants holds
+constexpr int64_t kAltiValues = int64_t(1) << 22;  // floats of one block of ALTI's T_i(x_j) ([i][j][hidden])
 
 // Each row's [n][n] map of layer `li`, [R][n][n] in `m`, into out[row] at layer li.
 void store_layer(const at::Tensor& m, const RowGroup& g, int64_t li, std::vector<std::vector<float>>& out,

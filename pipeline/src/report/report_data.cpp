@@ -88,6 +88,13 @@ std::string encode_layer_map(const ResultFile& file, const ExampleView& e, const
                                                          static_cast<std::size_t>(start + count)));
 }
 
+// Every layer map the file stores, by name.
+json example_layer_maps(const ResultFile& file, const ExampleView& e) {
+  json out = json::object();
+  for (const auto& name : file.params().layer_maps) out[name] = encode_layer_map(file, e, name.c_str());
+  return out;
+}
+
 // The gold tree of an example of a file with trees: per token, its word in the sentence, the word of
 // its head (-1 root, -2 template specials) and the relation, as tokens/* stores them.
 json example_tree(const ResultFile& file, const ExampleView& e) {
@@ -106,7 +113,7 @@ json example_json(const ResultFile& file, const ExampleView& e) {
           {"attention", attention ? json(encode_attention(e.attention)) : json(nullptr)},
           // Precomputed here from full-precision weights (docs/report.md says why).
           {"norm_weighted", attention && p.value_norms ? json(encode_norm_weighted(file, e)) : json(nullptr)},
-          {"rollout", p.stores("rollout") ? json(encode_layer_map(file, e, "rollout")) : json(nullptr)},
+          {"layer_maps", example_layer_maps(file, e)},
           {"tree", p.trees ? example_tree(file, e) : json(nullptr)},
           {"layers", p.layers}, {"heads", p.heads}};
 }
@@ -218,7 +225,7 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
                   {"truncated", root.examples_truncated}, {"with_attention", file.examples_with_attention()}}},
       {"config", root.config_yaml},
       {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)},
-                  {"value_norms", p.value_norms}, {"rollout", p.stores("rollout")}}},
+                  {"value_norms", p.value_norms}, {"layer_maps", p.layer_maps}}},
       {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}, {"undefined", kUndefinedCell},
                    {"sentence_a", kSentenceAText}, {"sentence_b", kSentenceBText}, {"special", kSpecialTokenText},
                    {"rollout", kRolloutLine}}},

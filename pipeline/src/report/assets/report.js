@@ -50,8 +50,23 @@
   let uniqueId = 0;  // radio groups of views that show the same example twice stay apart
   const uid = () => ++uniqueId;
 
-  // ---- attention maps: weights, norm-weighted (Kobayashi et al. 2020), rollout (Abnar & Zuidema 2020) ----
-  const MAP_NAMES = { weights: "weights", norm: "norm-weighted", rollout: "rollout" };
+  // ---- attention maps: weights, norm-weighted (Kobayashi et al. 2020), and the layer maps: rollout
+  // (Abnar & Zuidema 2020), value zeroing (Mohebbi et al. 2023), ALTI (Ferrando et al. 2022) ----------
+  const MAP_NAMES = { weights: "weights", norm: "norm-weighted", rollout: "rollout", value_zeroing: "value zeroing",
+                      alti: "ALTI", alti_rollout: "ALTI rollout" };
+  // Maps the file stores once per model layer ([layer][receiving token][token]; every head of a layer
+  // shares its map), and what each shows.
+  const LAYER_MAPS = {
+    rollout: { text: "Attention rollout (Abnar & Zuidema 2020) after each layer: heads averaged with the residual, multiplied through layers 0..l",
+               heading: (l) => `layer ${l} rollout (layers 0-${l}, heads averaged with the residual)` },
+    value_zeroing: { text: "Value zeroing (Mohebbi et al. 2023) of each layer: 1 - cos between token i's layer output and the same with token j's values zeroed, rows normalised",
+                     heading: (l) => `layer ${l} value zeroing (every head of the layer)` },
+    alti: { text: "ALTI (Ferrando et al. 2022) of each layer: token j's share of token i's attention-block output, residual and LayerNorm included",
+            heading: (l) => `layer ${l} ALTI (the attention block, every head)` },
+    alti_rollout: { text: "ALTI rolled out through layers 0..l",
+                    heading: (l) => `layer ${l} ALTI rollout (layers 0-${l})` },
+  };
+  const isLayerMap = (m) => m in LAYER_MAPS;
   // A detector output's name with the map it scored, so norm and rollout scores read as such.
   // Head importance (importance.*) is stored as the outputs of a detector named "importance".
   const isImportance = (o) => o.detector === "importance";
@@ -59,20 +74,21 @@
   // Per example: every map the views draw, as Float32Array(n * n) of values in 0..1 (rows: query), from
   // one byte per value: the weights and the norm-weighted map ([stored layer][stored head][q][k];
   // alpha_qk * ||f_h(x_k)|| with rows normalised, computed by attnscan from the stored weights), and the
-  // rollout ([model layer][q][k], as the file stores it).
+  // layer maps ([model layer][q][k], as the file stores them).
   function exampleMaps(ex) {
     if (ex.maps) return ex.maps;
     const n = ex.tokens.length, att = ex.attention ? decodeAttention(ex.attention) : null;
     const norms = att && ex.norm_weighted ? decodeAttention(ex.norm_weighted) : null;
-    const roll = ex.rollout ? decodeAttention(ex.rollout) : null;
+    const layered = {};
+    Object.keys(LAYER_MAPS).forEach((k) => { if (ex.layer_maps && ex.layer_maps[k]) layered[k] = decodeAttention(ex.layer_maps[k]); });
     const cache = new Map();
     function get(map, layer, head) {
-      const key = `${map}:${layer}:${map === "rollout" ? "" : head}`;
+      const key = `${map}:${layer}:${isLayerMap(map) ? "" : head}`;
       if (cache.has(key)) return cache.get(key);
       const out = new Float32Array(n * n);
-      if (map === "rollout") {
-        const base = layer * n * n;
-        for (let i = 0; i < n * n; ++i) out[i] = roll[base + i] / 255;
+      if (isLayerMap(map)) {
+        const base = layer * n * n, bytes = layered[map];
+        for (let i = 0; i < n * n; ++i) out[i] = bytes[base + i] / 255;
       } else {
         const base = (ex.layers.indexOf(layer) * ex.heads.length + ex.heads.indexOf(head)) * n * n;
         const bytes = map === "norm" ? norms : att;
@@ -82,11 +98,13 @@
       cache.set(key, out);
       return out;
     }
-    ex.maps = { n, get, available: { weights: !!att, norm: !!norms, rollout: !!roll },
-                rolloutLayers: roll ? roll.length / (n * n) : 0 };
+    const available = { weights: !!att, norm: !!norms };
+    Object.keys(LAYER_MAPS).forEach((k) => { available[k] = !!layered[k]; });
+    const first = Object.values(layered)[0];
+    ex.maps = { n, get, available, modelLayers: first ? first.length / (n * n) : 0 };
     return ex.maps;
   }
-  const ROLLOUT_COLOUR = DATA.palette.rollout;
+  const LAYER_MAP_COLOUR = DATA.palette.rollout;  // the lines of every layer map
 
   const tooltip = el("div", { class: "tooltip", id: "tooltip" }, document.body);
   function showTip(evt, text) {
@@ -245,12 +263,13 @@
                     threshold: defaultThreshold(), map: map0 };
     const group = uid();
     const controls = el("div", { class: "controls" }, fig);
-    // What is drawn: the weights, the norm-weighted map (files with value norms), the layer's rollout
-    // (files with rollout); the rollout exists for every model layer, the others for the stored ones.
-    if (maps.available.norm || maps.available.rollout) {
+    // What is drawn: the weights, the norm-weighted map (files with value norms), a layer map (files with
+    // it); the layer maps exist for every model layer, the others for the stored ones.
+    const choices = ["weights", "norm", ...Object.keys(LAYER_MAPS)].filter((m) => maps.available[m]);
+    if (choices.length > 1) {
       const box = el("span", { class: "maps" }, controls);
       el("span", {}, box, "map ");
-      ["weights", "norm", "rollout"].filter((m) => maps.available[m]).forEach((m) => {
+      choices.forEach((m) => {
         const lab = el("label", {}, box);
         const r = el("input", { type: "radio", name: `map-${group}`, value: m, class: "map" }, lab);
         r.checked = m === state.map;
@@ -262,7 +281,7 @@
     el("span", {}, controls, "layer ");
     const select = el("select", { class: "layer-select" }, controls);
     function fillLayers() {
-      const list = state.map === "rollout" ? Array.from({ length: maps.rolloutLayers }, (_, l) => l) : layers;
+      const list = isLayerMap(state.map) ? Array.from({ length: maps.modelLayers }, (_, l) => l) : layers;
       if (!list.includes(state.layer)) state.layer = list[0];
       while (select.firstChild) select.removeChild(select.firstChild);
       list.forEach((l) => { const o = el("option", { value: l }, select, String(l)); if (l === state.layer) o.selected = true; });
@@ -315,14 +334,14 @@
     function draw() {
       while (linesG.firstChild) linesG.removeChild(linesG.firstChild);
       const li = layers.indexOf(state.layer), q0 = selectedToken(), keep = FILTERS[state.filter];
-      const rollout = state.map === "rollout";
+      const layerMap = isLayerMap(state.map);
       strip.querySelectorAll("span").forEach((s) => { const on = state.heads.has(+s.dataset.head); s.className = on ? "on" : "off"; });
-      strip.classList.toggle("disabled", rollout);  // the rollout mixes every head of the layer
+      strip.classList.toggle("disabled", layerMap);  // a layer map is every head of the layer at once
       leftTokens.forEach((t, i) => t.setAttribute("text-decoration", i === q0 ? "underline" : "none"));
       let count = 0;
-      for (const h of rollout ? [null] : state.heads) {
+      for (const h of layerMap ? [null] : state.heads) {
         if (h !== null && heads.indexOf(h) < 0) continue;
-        const m = maps.get(state.map, state.layer, h), colour = h === null ? ROLLOUT_COLOUR : headColour(h);
+        const m = maps.get(state.map, state.layer, h), colour = h === null ? LAYER_MAP_COLOUR : headColour(h);
         let strongest = 0;  // lines are as opaque as their value relative to the map's strongest
         for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, m[i]);
         const scale = strongest > 0 ? 1 / strongest : 1;
@@ -340,14 +359,14 @@
           }
         }
       }
-      const heading = rollout ? `layer ${state.layer} rollout (layers 0-${state.layer}, heads averaged with the residual), ${state.filter}`
+      const heading = layerMap ? `${LAYER_MAPS[state.map].heading(state.layer)}, ${state.filter}`
         : `layer ${state.layer}, head${state.heads.size === 1 ? "" : "s"} ${[...state.heads].join(", ")} (0-indexed)` +
           `${state.map === "norm" ? ", norm-weighted" : ""}, ${state.filter}`;
       caption.textContent = heading;
       info.textContent = `${count} lines with ${state.map === "weights" ? "weight" : MAP_NAMES[state.map] + " value"} >= ${fmt(state.threshold, 3)}` +
         (q0 !== null ? `; token ${q0} '${shown[q0]}' selected (${state.pinned !== null ? "click it again to release" : "click to keep"})` : "; hover or click a token on the left to see only its lines");
       fig.dataset.layer = state.layer;
-      fig.dataset.heads = rollout ? "" : [...state.heads].join(",");
+      fig.dataset.heads = layerMap ? "" : [...state.heads].join(",");
       fig.dataset.map = state.map;
     }
     select.onchange = () => { state.layer = +select.value; draw(); };
@@ -358,12 +377,12 @@
     }));
     slider.oninput = () => { state.threshold = +slider.value; thLabel.textContent = fmt(state.threshold, 3); draw(); };
     draw();
-    exportBar(fig, () => (state.map === "rollout" ? `${name}-L${state.layer}-rollout`
+    exportBar(fig, () => (isLayerMap(state.map) ? `${name}-L${state.layer}-${state.map}`
       : `${name}-L${state.layer}-H${[...state.heads].join("_")}${state.map === "norm" ? "-norm" : ""}`), svgFigure(svg));
     return fig;
   }
 
-  // ---- model view: the L x H grid of one example's attention maps, and its rollout per layer ----------
+  // ---- model view: the L x H grid of one example's attention maps, and its layer maps per layer ------
   // One map on a canvas of at most 152 x 152 pixels (two per screen pixel); a longer pair is max-pooled
   // so that no strong value disappears, and each map is scaled to its own strongest value.
   function paintMap(c, m, n) {
@@ -433,38 +452,41 @@
       }
     }
     paintGrid();
-    const rolled = [];
-    if (maps.available.rollout) {
-      el("div", { class: "muted" }, fig, "Attention rollout (Abnar & Zuidema 2020) after each layer: heads averaged with the residual, " +
-        "multiplied through layers 0..l; every model layer. Click a map to show it above.");
-      const row = el("div", { class: "grid rollout-grid" }, fig);
-      row.style.gridTemplateColumns = `repeat(${maps.rolloutLayers + 1}, 78px)`;
+    const rolled = [];  // one row per layer map the file stores: {name, cells: [{c, l}]}
+    Object.keys(LAYER_MAPS).filter((k) => maps.available[k]).forEach((k) => {
+      el("div", { class: "muted" }, fig, `${LAYER_MAPS[k].text}; every model layer. Click a map to show it above.`);
+      const row = el("div", { class: `grid layer-map-grid ${k.replace(/_/g, "-")}-grid` }, fig);
+      row.style.gridTemplateColumns = `repeat(${maps.modelLayers + 1}, 78px)`;
       el("div", {}, row, "");
-      for (let l = 0; l < maps.rolloutLayers; ++l) el("div", { class: "cell-label" }, row, "layer " + l);
-      el("div", { class: "cell-label" }, row, "rollout");
-      for (let l = 0; l < maps.rolloutLayers; ++l) {
-        const c = el("canvas", { width: m, height: m, class: "rollout-map", "data-layer": l,
-          title: `rollout after layer ${l}: rows attend (query), columns attended (key)` }, row);
-        paintMap(c, maps.get("rollout", l), n);
-        c.addEventListener("click", () => onPick && onPick(l, heads[0], "rollout"));
-        rolled.push({ c, l });
+      for (let l = 0; l < maps.modelLayers; ++l) el("div", { class: "cell-label" }, row, "layer " + l);
+      el("div", { class: "cell-label" }, row, MAP_NAMES[k]);
+      const cells = [];
+      for (let l = 0; l < maps.modelLayers; ++l) {
+        const c = el("canvas", { width: m, height: m, class: `layer-map ${k.replace(/_/g, "-")}-map`, "data-layer": l, "data-map": k,
+          title: `${MAP_NAMES[k]} of layer ${l}: rows receive (query), columns give (key)` }, row);
+        paintMap(c, maps.get(k, l), n);
+        c.addEventListener("click", () => onPick && onPick(l, heads[0], k));
+        cells.push({ c, l });
       }
-    }
+      rolled.push({ name: k, cells });
+    });
     const size = 76, pad = 40;
     const figure = () => {
-      const rows = layers.length + (rolled.length ? 1 : 0);
-      const width = pad + Math.max(heads.length, rolled.length) * (size + 4), height = pad + rows * (size + 4) + (rolled.length ? 14 : 0);
+      const rows = layers.length + rolled.length;
+      const width = pad + Math.max(heads.length, maps.modelLayers) * (size + 4), height = pad + rows * (size + 4) + rolled.length * 14;
       let s = `<svg xmlns="${SVGNS}" xmlns:xlink="http://www.w3.org/1999/xlink" width="${width}" height="${height}" font-family="sans-serif" font-size="10">`;
       const image = (c, x, y) => `<image x="${x}" y="${y}" width="${size}" height="${size}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${c.toDataURL("image/png")}"/>`;
       heads.forEach((h, hi) => { s += `<text x="${pad + hi * (size + 4) + size / 2}" y="14" text-anchor="middle">head ${h}</text>`; });
       layers.forEach((l, li) => { s += `<text x="2" y="${pad + li * (size + 4) + size / 2}">layer ${l}</text>`; });
       for (const { c, li, hi } of canvases) s += image(c, pad + hi * (size + 4), pad + li * (size + 4));
-      const y0 = pad + layers.length * (size + 4) + 14;
-      if (rolled.length) s += `<text x="2" y="${y0 + size / 2}">rollout</text>`;
-      for (const { c, l } of rolled) {
-        s += `<text x="${pad + l * (size + 4) + size / 2}" y="${y0 - 3}" text-anchor="middle">after layer ${l}</text>`;
-        s += image(c, pad + l * (size + 4), y0);
-      }
+      rolled.forEach(({ name, cells }, r) => {
+        const y0 = pad + (layers.length + r) * (size + 4) + 14 * (r + 1);
+        s += `<text x="2" y="${y0 + size / 2}">${MAP_NAMES[name]}</text>`;
+        for (const { c, l } of cells) {
+          s += `<text x="${pad + l * (size + 4) + size / 2}" y="${y0 - 3}" text-anchor="middle">layer ${l}</text>`;
+          s += image(c, pad + l * (size + 4), y0);
+        }
+      });
       return { svg: '<?xml version="1.0" encoding="UTF-8"?>\n' + s + "</svg>", width, height };
     };
     exportBar(fig, () => `modelview-example-${safe(ex.id)}${current === "norm" ? "-norm" : ""}`, figure);
@@ -491,12 +513,13 @@
     }
   }
 
-  // Why a view lacks the norm-weighted switch or the rollout: the options that store what they need.
+  // Why a view lacks the norm-weighted switch or a layer map: the options that store what they need.
   function mapNotes(parent) {
     if (DATA.counts.with_attention === 0) return;
     const missing = [];
     if (!DATA.stored.value_norms) missing.push("no norm-weighted switch: the file stores no value norms (output.value_norms: true)");
-    if (!DATA.stored.rollout) missing.push("no rollout view: the file stores no rollout (output.rollout: true)");
+    // (value zeroing and ALTI cost a run much more: opt-in, not asked for here)
+    if (!DATA.stored.layer_maps.includes("rollout")) missing.push("no rollout view: the file stores no rollout (output.rollout: true)");
     if (missing.length) el("p", { class: "muted map-note" }, parent, missing.join("; ").replace(/^n/, "N") + ".");
   }
 
@@ -512,7 +535,8 @@
     row("rows read / skipped", `${c.rows_read} / ${c.skipped}`);
     row("pairs truncated", c.truncated);
     row("attention stored", `${c.with_attention} of ${c.written} pairs; layers ${DATA.stored.layers.join(",")}; heads ${DATA.stored.heads.join(",")} (${DATA.stored.dtype})`);
-    const stored = [DATA.stored.value_norms ? "value norms (norm-weighted maps)" : "", DATA.stored.rollout ? "attention rollout" : ""].filter((x) => x);
+    const stored = [DATA.stored.value_norms ? "value norms (norm-weighted maps)" : "",
+                    ...DATA.stored.layer_maps.map((k) => (k === "rollout" ? "attention rollout" : MAP_NAMES[k]))].filter((x) => x);
     row("maps stored", stored.length ? stored.join(", ") : "attention weights only");
     row("written by", "attnscan " + DATA.tool_version);
     if (c.with_attention === 0) el("div", { class: "note" }, s, "This file holds no attention (output.attention_every: 0), so the head and model views are missing; the heatmaps come from /scores.");
@@ -538,7 +562,9 @@
     if (isImportance(o)) el("p", {}, s, `${o.output} importance: the ${o.description} (importance.* of the run: ${o.parameters}). ` +
       "The examples below are those where the head matters most.");
     else el("p", {}, s, `${o.description} (detector ${o.detector} ${o.version}${o.parameters ? ", " + o.parameters : ""}; ` +
-      `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)" }[o.map] || o.map + " map"})`);
+      `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)",
+                         value_zeroing: "value zeroing of each layer (map: value_zeroing)", alti: "ALTI of each layer (map: alti)",
+                         alti_rollout: "ALTI rolled out up to each layer (map: alti_rollout)" }[o.map] || o.map + " map"})`);
     const t = el("table", { class: "top-heads" }, s);
     const hr = el("tr", {}, t);
     ["rank", "layer-head", "mean", "95% CI", "n", "baseline", "lift"].forEach((h) => el("th", {}, hr, h));
