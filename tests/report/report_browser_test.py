@@ -908,6 +908,22 @@ def test_plot_svgs_round_trip():
         q, k, w = int(e.get("data-q")), int(e.get("data-k")), float(e.get("data-w"))
         assert abs(w - float(A[2, 0, q, k])) < 1e-4, (q, k, w, A[2, 0, q, k])
     assert len(drawn) == int((A[2, 0] >= 0.01).sum()), (len(drawn), int((A[2, 0] >= 0.01).sum()))
+    # A layer map (here ALTI): every line is the stored value of that layer.
+    mixing = out("plot-mixing.h5")
+    run("run", "--set", "dataset.path=" + os.path.join(ROOT, "data", "sample_pairs.tsv"), "--set", "output.alti=true",
+        "--set", "detectors=next_token", "-o", mixing, "--no-progress")
+    with h5py.File(mixing, "r") as f:
+        n = int(f["examples/n_tokens"][0])
+        alti = f["alti/values"][0:L * n * n].reshape(L, n, n)  # example 0 starts at 0
+        example_id = f["examples/id"].asstr()[0]
+    svg = run("plot", mixing, "-o", folder, "--example", example_id, "--layer", "3", "--map", "alti").stdout.strip()
+    drawn = [e for e in ET.parse(svg).getroot().iter() if e.get("class") == "att"]
+    assert len(drawn) == int((alti[3] >= 0.01).sum()) and drawn, (len(drawn), svg)
+    for e in drawn:
+        q, k, w = int(e.get("data-q")), int(e.get("data-k")), float(e.get("data-w"))
+        assert abs(w - float(alti[3, q, k])) < 1e-4, (q, k, w, alti[3, q, k])
+    p = run("plot", h5, "-o", folder, "--example", example_id, "--layer", "3", "--map", "value_zeroing", check=False)
+    assert p.returncode != 0 and "no value_zeroing stored (output.value_zeroing of the run)" in p.stderr, p.stderr
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include "cli/positional.hpp"
 #include "report/html_page.hpp"
 #include "report/svg_figures.hpp"
+#include "store/layer_maps.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,7 +24,7 @@ std::string file_safe(std::string s) {
 }  // namespace
 
 int plot_command(const std::vector<std::string>& args) {
-  std::string file, dir, only, example;
+  std::string file, dir, only, example, map = "weights";
   int64_t layer = -1, head = -1;
   double min_weight = 0.01;
   po::options_description opts("attnscan plot RESULT.h5 -o DIR: SVG figures (heatmaps, per-layer views, a head view)");
@@ -31,6 +32,8 @@ int plot_command(const std::vector<std::string>& args) {
       "detector", po::value(&only), "only this detector output (detector or detector/output)")(
       "example", po::value(&example), "with --layer and --head: the head view of this example id")(
       "layer", po::value(&layer), "layer of the head view (0-indexed)")("head", po::value(&head), "head of the head view (0-indexed)")(
+      "map", po::value(&map)->default_value("weights"),
+      "head view of: weights, or a layer map the file stores (rollout, value_zeroing, alti, alti_rollout; no --head)")(
       "min-weight", po::value(&min_weight)->default_value(0.01), "head view: omit lines below this weight");
   std::vector<std::string> files;
   const auto vm = parse_with_files(args, opts, files, 1);
@@ -50,7 +53,19 @@ int plot_command(const std::vector<std::string>& args) {
     report::write_file_atomically(path, svg);
     written.push_back(path);
   };
-  if (!example.empty() || layer >= 0 || head >= 0) {
+  if (map != "weights") {
+    if (!find_layer_map(map)) {
+      std::string names;
+      for (const auto& m : kLayerMaps) names += std::string(", ") + m.name;
+      throw Error("--map " + map + ": expected weights" + names);
+    }
+    if (example.empty() || layer < 0 || head >= 0) throw Error("--map " + map + " draws a layer: give --example ID and --layer L (no --head)");
+    if (layer >= p.model_layers)
+      throw Error("--layer " + std::to_string(layer) + ": the model has " + std::to_string(p.model_layers) + " layers (0-indexed)");
+    const auto view = result.example(result.find_example(example));
+    write("mapview-" + file_safe(example) + "-L" + std::to_string(layer) + "-" + map + ".svg",
+          report::layer_map_view_svg(view, result, map, layer, min_weight));
+  } else if (!example.empty() || layer >= 0 || head >= 0) {
     if (example.empty() || layer < 0 || head < 0) throw Error("a head view needs --example ID, --layer L and --head H");
     if (layer >= p.model_layers || head >= p.model_heads)
       throw Error("--layer " + std::to_string(layer) + " --head " + std::to_string(head) + ": the model has " +

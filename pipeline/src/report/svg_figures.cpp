@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/error.hpp"
 #include "report/markup.hpp"
 #include "report/palette.hpp"
+#include "store/layer_maps.hpp"
 
 namespace attnscan::report {
 
@@ -112,26 +114,24 @@ std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t 
   return out + "</svg>\n";
 }
 
-std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t layer, int64_t head, double min_weight) {
+namespace {
+
+// Lines from the tokens on the left (rows of `map`, [n][n]) to those on the right (columns); as in the
+// report, opacity is the value relative to the map's strongest, so long pairs stay visible.
+std::string lines_view_svg(const ExampleView& e, const std::string& title, const float* map, const std::string& colour,
+                           double min_weight) {
   const std::size_t n = e.tokens.size();
-  const int li = file.stored_layer(layer), hi = file.stored_head(head);
-  const std::size_t heads = file.params().heads.size();
   std::size_t longest = 0;
   for (const auto& t : e.tokens) longest = std::max(longest, t.size());
   const double row = 16, col = std::max<double>(90, 8.0 * static_cast<double>(longest) + 12), gap = 170;
   const double xl = 6 + col, xr = xl + gap;
   std::string out = open_svg(col * 2 + gap + 20, static_cast<double>(n) * row + 30, "monospace");
-  out += text(4, 12, "example " + e.id + ": layer " + std::to_string(layer) + ", head " + std::to_string(head) + " (0-indexed)",
-              "font-family=\"sans-serif\" fill=\"#444\"");
-  const std::string colour = kHeadColours[static_cast<std::size_t>(head) % kHeadColours.size()];
-  const std::size_t base = (static_cast<std::size_t>(li) * heads + static_cast<std::size_t>(hi)) * n * n;
-  // As in the report: opacity is the weight relative to the head's strongest, so long pairs stay visible.
-  const float strongest = *std::max_element(e.attention.begin() + static_cast<long>(base),
-                                            e.attention.begin() + static_cast<long>(base + n * n));
+  out += text(4, 12, title, "font-family=\"sans-serif\" fill=\"#444\"");
+  const float strongest = n > 0 ? *std::max_element(map, map + n * n) : 0.0f;
   const float scale = strongest > 0 ? 1.0f / strongest : 1.0f;
   for (std::size_t q = 0; q < n; ++q)
     for (std::size_t k = 0; k < n; ++k) {
-      const float w = e.attention[base + q * n + k];
+      const float w = map[q * n + k];
       if (w < min_weight || w <= 0) continue;
       out += "<line class=\"att\" x1=\"" + num(xl) + "\" y1=\"" + num(24 + q * row) + "\" x2=\"" + num(xr) + "\" y2=\"" +
              num(24 + k * row) + "\" stroke=\"" + colour + "\" stroke-opacity=\"" + num(std::min(1.0f, w * scale), "%.3f") +
@@ -146,6 +146,28 @@ std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t 
     out += text(xr + 4, 28 + static_cast<double>(i) * row, e.tokens[i], style);
   }
   return out + "</svg>\n";
+}
+
+}  // namespace
+
+std::string head_view_svg(const ExampleView& e, const ResultFile& file, int64_t layer, int64_t head, double min_weight) {
+  const std::size_t n = e.tokens.size(), heads = file.params().heads.size();
+  const auto li = static_cast<std::size_t>(file.stored_layer(layer)), hi = static_cast<std::size_t>(file.stored_head(head));
+  return lines_view_svg(e, "example " + e.id + ": layer " + std::to_string(layer) + ", head " + std::to_string(head) + " (0-indexed)",
+                        e.attention.data() + (li * heads + hi) * n * n,
+                        kHeadColours[static_cast<std::size_t>(head) % kHeadColours.size()], min_weight);
+}
+
+std::string layer_map_view_svg(const ExampleView& e, const ResultFile& file, const std::string& map, int64_t layer,
+                               double min_weight) {
+  const LayerMapDataset* m = find_layer_map(map);
+  if (!m || !file.params().stores(map))
+    throw Error(file.path().string() + ": no " + map + " stored (" + (m ? m->option : "not a layer map") + " of the run)");
+  const std::size_t n = e.tokens.size();
+  const uint64_t start = file.reader().layer_map_start(e.position) + static_cast<uint64_t>(layer) * n * n;
+  const auto values = file.reader().file().read_rows(m->dataset, static_cast<std::size_t>(start), static_cast<std::size_t>(start + n * n));
+  return lines_view_svg(e, "example " + e.id + ": layer " + std::to_string(layer) + " (0-indexed), " + m->what, values.data(),
+                        kRolloutLine, min_weight);
 }
 
 }  // namespace attnscan::report

@@ -19,5 +19,9 @@ std::string per_layer_svg(const std::string& title, const HeadStats& stats, int6
 // attended tokens on the right, line opacity = attention weight (weights below `min_weight` omitted).
 std::string head_view_svg(const ExampleView& example, const ResultFile& file, int64_t layer, int64_t head,
                           double min_weight = 0.01);
+// The same for one of the file's layer maps (store/layer_maps.hpp: rollout, value_zeroing, alti,
+// alti_rollout) of a model layer: receiving tokens on the left, line opacity = the map's value.
+std::string layer_map_view_svg(const ExampleView& example, const ResultFile& file, const std::string& map,
+                               int64_t layer, double min_weight = 0.01);
 
 }  // namespace attnscan::report
