@@ -486,6 +486,27 @@ def numpy_rollout(A):
     return np.stack(out)
 
 
+def write_pairs(f, path):
+    """The file's pairs as sentence_a<TAB>sentence_b lines, for the reference scripts."""
+    with open(path, "w", encoding="utf-8") as p:
+        for i in range(len(f["examples/index"])):
+            p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+
+
+def worst_mapped_score(f, i, detectors, maps):
+    """max |stored - numpy pattern| of example i over detectors run as NAME_MAP with `map: MAP`, each on
+    maps[MAP] ([L, H, n, n]); each scores group records its map."""
+    tokens_i, worst = example_tokens(f, i), 0.0
+    for name, mapped in detectors:
+        outputs = [k.split("/")[1] for k in f["scores"].attrs["outputs"] if k.startswith(f"{name}_{mapped}/")]
+        for output in outputs:
+            expected, _ = reference_scores(name, output, tokens_i, maps[mapped], {})
+            got = f[f"scores/{name}_{mapped}/{output}/values"][i]
+            worst = max(worst, float(np.nanmax(np.abs(got - expected))))
+        assert f[f"scores/{name}_{mapped}"].attrs["map"] == mapped
+    return worst
+
+
 def test_value_norms_and_rollout_match_references():
     """output.value_norms equals ||f_h(x_j)|| from HF's hidden states and weights (float64) within 1e-5
     (relative above 1), for MiniLM and all-mpnet-base-v2, against HF's fp32 forward and against the exact
@@ -516,9 +537,7 @@ def test_value_norms_and_rollout_match_references():
         with h5py.File(target, "r") as f:
             N = len(f["examples/index"])
             pairs = out(f"maps{m}.tsv")
-            with open(pairs, "w", encoding="utf-8") as p:
-                for i in range(N):
-                    p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+            write_pairs(f, pairs)
             ref = out(f"maps{m}.npz")
             subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_value_norms.py"), model, pairs, ref],
                            check=True)
@@ -550,14 +569,7 @@ def test_value_norms_and_rollout_match_references():
                 weighted = A * norms.astype(np.float64)[:, :, None, :]
                 maps = {"weights": A, "norm": weighted / weighted.sum(axis=-1, keepdims=True),
                         "rollout": np.repeat(expected_rollout[:, None], A.shape[1], axis=1)}
-                tokens_i = example_tokens(f, i)
-                for name, mapped in detectors:
-                    outputs = [k.split("/")[1] for k in f["scores"].attrs["outputs"] if k.startswith(f"{name}_{mapped}/")]
-                    for output in outputs:
-                        expected, _ = reference_scores(name, output, tokens_i, maps[mapped], {})
-                        got = f[f"scores/{name}_{mapped}/{output}/values"][i]
-                        worst_score = max(worst_score, float(np.nanmax(np.abs(got - expected))))
-                    assert f[f"scores/{name}_{mapped}"].attrs["map"] == mapped
+                worst_score = max(worst_score, worst_mapped_score(f, i, detectors, maps))
             print(f"{os.path.basename(model)}: {N} pairs: value norms up to {largest_norm:.3g}; "
                   f"max |value norm - HF fp32| / max(1, HF) {worst_norm:.3g} (special tokens {worst_special:.3g}); "
                   f"against the exact (float64) values: attnscan {exact_content:.3g} (special {exact_special:.3g}), "
@@ -609,9 +621,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
                         == g[f"scores/delimiter/{output}/values"][...].tobytes())
             N = len(f["examples/index"])
             pairs = out(f"mix{m}.tsv")
-            with open(pairs, "w", encoding="utf-8") as p:
-                for i in range(N):
-                    p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+            write_pairs(f, pairs)
             ref = out(f"mix{m}.npz")
             subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs, ref],
                            check=True)
@@ -638,14 +648,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
                 H = int(f["attention"].attrs["model_heads"])
                 maps = {name: np.repeat(values.astype(np.float64)[:, None], H, axis=1) for name, values in stored.items()}
                 maps["weights"] = attention(f, i).astype(np.float64)
-                tokens_i = example_tokens(f, i)
-                for name, mapped in detectors:
-                    outputs = [k.split("/")[1] for k in f["scores"].attrs["outputs"] if k.startswith(f"{name}_{mapped}/")]
-                    for output in outputs:
-                        expected, _ = reference_scores(name, output, tokens_i, maps[mapped], {})
-                        got = f[f"scores/{name}_{mapped}/{output}/values"][i]
-                        worst_score = max(worst_score, float(np.nanmax(np.abs(got - expected))))
-                    assert f[f"scores/{name}_{mapped}"].attrs["map"] == mapped
+                worst_score = max(worst_score, worst_mapped_score(f, i, detectors, maps))
             print(f"{os.path.basename(model)}: {N} pairs: max |value zeroing - HF| {worst['value_zeroing']:.3g}, "
                   f"|ALTI - numpy on HF| {worst['alti']:.3g} (the decomposition sums to HF's output within "
                   f"{worst_decomposition:.3g}), |ALTI rollout - numpy| {worst_rollout:.3g}, |row sum - 1| {worst_rows:.3g}, "
@@ -661,9 +664,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
             "--set", "output.alti=true", "--set", "output.dtype=float32", "-o", target)
         with h5py.File(target, "r") as f:
             pairs = out(f"mix_{family}.tsv")
-            with open(pairs, "w", encoding="utf-8") as p:
-                for i in range(len(f["examples/index"])):
-                    p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+            write_pairs(f, pairs)
             subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs,
                             out(f"mix_{family}.npz")], check=True)
             hf = np.load(out(f"mix_{family}.npz"))

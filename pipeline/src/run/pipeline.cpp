@@ -5,8 +5,8 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <deque>
-#include <map>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include "plugin_host/attention_maps.hpp"
