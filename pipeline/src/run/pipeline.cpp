@@ -4,6 +4,7 @@
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <map>
@@ -245,8 +246,18 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.attention = maps[k].attention.data();
     ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();
   }
+  // Only the maps a detector scores go to the detectors (to their worker processes: copied there).
+  auto scored = [&](AttentionMap map) {
+    return std::any_of(runner.detectors().begin(), runner.detectors().end(), [&](const auto& d) { return d.map == map; });
+  };
   std::vector<MixingMaps> mixing_maps;
-  for (std::size_t k = 0; k < members.size(); ++k) mixing_maps.push_back(mixing.of(k));
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    MixingMaps m = mixing.of(k);
+    if (!scored(AttentionMap::ValueZeroing)) m.value_zeroing = nullptr;
+    if (!scored(AttentionMap::Alti)) m.alti = nullptr;
+    if (!scored(AttentionMap::AltiRollout)) m.alti_rollout = nullptr;
+    mixing_maps.push_back(m);
+  }
   const auto all_results = runner.score(examples, mixing_maps);
   for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
     const auto& d = runner.detectors()[di];

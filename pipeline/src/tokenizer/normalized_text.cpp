@@ -1,11 +1,19 @@
 #include "tokenizer/normalized_text.hpp"
 
+#include <limits>
+
+#include "common/error.hpp"
+
 namespace attnscan::detail {
 
 NormalizedText::NormalizedText(std::u32string text, int64_t first) : text_(std::move(text)), origin_(first) {
+  if (first < 0 || first + static_cast<int64_t>(text_.size()) >= std::numeric_limits<int32_t>::max())
+    throw Error("a text of " + std::to_string(text_.size()) + " characters: longer than the tokenizer takes (2^31 - 1)");
   align_.resize(text_.size());
-  for (std::size_t i = 0; i < align_.size(); ++i)
-    align_[i] = {first + static_cast<int64_t>(i), first + static_cast<int64_t>(i) + 1};
+  for (std::size_t i = 0; i < align_.size(); ++i) {
+    const auto at = static_cast<int32_t>(first + static_cast<int64_t>(i));
+    align_[i] = {at, at + 1};
+  }
 }
 
 CharSpan NormalizedText::original(std::size_t begin, std::size_t end) const {
@@ -30,11 +38,11 @@ NormalizedText NormalizedText::slice(std::size_t begin, std::size_t end) && {
 
 void NormalizedText::transform(const std::vector<CharChange>& changes, std::size_t removed_first) {
   std::u32string text;
-  std::vector<CharSpan> align;
+  std::vector<Span> align;
   text.reserve(changes.size());
   align.reserve(changes.size());
   std::size_t used = removed_first;  // old characters consumed
-  const CharSpan none{origin_, origin_};
+  const Span none{static_cast<int32_t>(origin_), static_cast<int32_t>(origin_)};
   auto old = [&](std::size_t i) { return i < align_.size() ? align_[i] : (align_.empty() ? none : align_.back()); };
   for (const auto& [c, change, skip] : changes) {
     used += skip;

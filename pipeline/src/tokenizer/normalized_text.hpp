@@ -64,7 +64,12 @@ class NormalizedText {
 
  private:
   std::u32string text_;
-  std::vector<CharSpan> align_;
+  // Each character's span, 32-bit (a sentence is far below 2^31 characters): half of CharSpan's
+  // bytes to copy at every stage.
+  struct Span {
+    int32_t start, end;
+  };
+  std::vector<Span> align_;
   int64_t origin_ = 0;
 };
 

@@ -89,18 +89,23 @@ void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, Sen
     out.push(unk_id_, unk_token_, word_idx, false, whole);
     return;
   }
-  const std::string utf8 = unicode::encode(chars);
-  std::vector<std::size_t> offset(chars.size() + 1, 0);  // byte offset of each code point
-  for (std::size_t i = 0; i < chars.size(); ++i)
-    offset[i + 1] = offset[i] + unicode::encode(std::u32string_view(&chars[i], 1)).size();
+  std::string utf8;
+  std::vector<std::size_t> offset(1, 0);  // byte offset of each code point
+  offset.reserve(chars.size() + 1);
+  for (char32_t c : chars) {
+    char bytes[4];
+    utf8.append(bytes, unicode::encode_char(c, bytes));
+    offset.push_back(utf8.size());
+  }
   const std::size_t first = out.ids.size();
   std::size_t start = 0;
+  std::string piece;
   while (start < chars.size()) {
     std::size_t end = chars.size();
     int32_t found = -1;
-    std::string piece;
     while (start < end) {
-      piece = (start > 0 ? prefix_ : std::string()) + utf8.substr(offset[start], offset[end] - offset[start]);
+      piece.assign(start > 0 ? std::string_view(prefix_) : std::string_view());
+      piece.append(utf8, offset[start], offset[end] - offset[start]);
       found = vocab_.find(piece);
       if (found >= 0) break;
       --end;
@@ -110,7 +115,7 @@ void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, Sen
       out.push(unk_id_, unk_token_, word_idx, false, whole);
       return;
     }
-    out.push(found, std::move(piece), word_idx, false, word.original(start, end));
+    out.push(found, piece, word_idx, false, word.original(start, end));
     start = end;
   }
 }
@@ -148,7 +153,8 @@ SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
 
 SentenceTokens WordPieceModel::tokenize_fast(std::string_view text) const {
   SentenceTokens out;
-  for (auto& piece : detail::split_added_tokens(*fast_, unicode::decode(text))) {
+  const std::u32string chars = unicode::decode(text);
+  for (auto& piece : detail::split_added_tokens(*fast_, chars)) {
     if (piece.added >= 0) {
       const auto& a = fast_->added[static_cast<std::size_t>(piece.added)];
       push_added(out, a.content, a.id, a.special, piece.text.original(0, piece.text.size()));
@@ -159,7 +165,7 @@ SentenceTokens WordPieceModel::tokenize_fast(std::string_view text) const {
       out.words.push_back(unicode::encode(w.text()));
     }
   }
-  if (fast_->trim_offsets) trim_offsets(out, unicode::decode(text), fast_->trim_prefix_space);
+  if (fast_->trim_offsets) trim_offsets(out, chars, fast_->trim_prefix_space);
   return out;
 }
 
