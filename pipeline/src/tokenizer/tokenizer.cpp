@@ -53,8 +53,7 @@ Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config, TemplateKind pair_temp
 
 SentenceTokens Tokenizer::tokenize(std::string_view text) const { return p_.model->tokenize(text); }
 
-Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
-                                      std::size_t max_length) const {
+Encoding Tokenizer::assemble(SentenceTokens& a, SentenceTokens* b, std::size_t max_length) const {
   if (max_length == 0) max_length = static_cast<std::size_t>(p_.config.model_max_length);
   const std::size_t n_special = p_.pair_template.added(b != nullptr);
   if (max_length < n_special + (b ? 0 : 1))
@@ -107,10 +106,10 @@ Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
       e.offsets.push_back({});
     }
   };
-  auto add_sentence = [&](const SentenceTokens& s, std::size_t n, uint8_t seg, uint8_t type) {
+  auto add_sentence = [&](SentenceTokens& s, std::size_t n, uint8_t seg, uint8_t type) {
     for (std::size_t i = 0; i < n; ++i) {
       e.ids.push_back(s.ids[i]);
-      e.tokens.push_back(s.pieces[i]);
+      e.tokens.push_back(std::move(s.pieces[i]));
       e.segment.push_back(seg);
       e.type_ids.push_back(type);
       e.word_index.push_back(s.word_index[i]);
@@ -118,15 +117,22 @@ Encoding Tokenizer::assemble(const SentenceTokens& a, const SentenceTokens* b,
       e.offsets.push_back(s.offsets[i]);
     }
   };
-  e.ids.reserve(len_a + len_b + n_special);
-  e.words_a = a.words;
+  const std::size_t size = len_a + len_b + n_special;
+  e.ids.reserve(size);
+  e.tokens.reserve(size);
+  e.segment.reserve(size);
+  e.type_ids.reserve(size);
+  e.word_index.reserve(size);
+  e.special.reserve(size);
+  e.offsets.reserve(size);
+  e.words_a = std::move(a.words);
   if (b) {
     add_specials(p_.pair_template.prefix, 0);
     add_sentence(a, len_a, 0, p_.pair_template.type_a);
     add_specials(p_.pair_template.middle, 0);
     add_sentence(*b, len_b, 1, p_.pair_template.type_b);
     add_specials(p_.pair_template.suffix, 1);
-    e.words_b = b->words;
+    e.words_b = std::move(b->words);
   } else {
     add_specials(p_.pair_template.single_prefix, 0);
     add_sentence(a, len_a, 0, p_.pair_template.single_type_a);

@@ -197,7 +197,8 @@ class Tokenizer {
   static constexpr std::size_t kMaxCharsPerWord = 100;
 
  private:
-  Encoding assemble(const SentenceTokens& a, const SentenceTokens* b, std::size_t max_length) const;
+  // Takes the pieces and words of a and b over (they are left empty).
+  Encoding assemble(SentenceTokens& a, SentenceTokens* b, std::size_t max_length) const;
   SentenceTokens tokenize_words(const std::vector<std::string>& words) const;
 
   TokenizerParts p_;

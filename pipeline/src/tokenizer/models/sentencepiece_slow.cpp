@@ -189,17 +189,18 @@ SentenceTokens SentencePieceSlowModel::tokenize(std::string_view text_utf8) cons
       continue;
     }
     bool in_word = false;  // a "▁"-initial piece starts a word; a chunk's first piece always does
+    static const std::string mark = unicode::encode(std::u32string(1, kSpaceMark));
     for (auto& sp : pieces(std::move(chunk.text))) {
-      const std::u32string p = unicode::decode(sp.piece);
-      const bool starts = !p.empty() && p[0] == kSpaceMark;
-      if (starts || !in_word) {
+      const std::string_view piece = sp.piece;
+      if (piece.substr(0, mark.size()) == mark || !in_word) {
         out.words.emplace_back();
         in_word = true;
       }
-      std::u32string bare;
-      for (char32_t c : p)
-        if (c != kSpaceMark) bare.push_back(c);
-      out.words.back() += unicode::encode(bare);
+      for (std::size_t at = 0; at < piece.size();) {  // the piece's text without its space marks
+        const std::size_t next = std::min(piece.find(mark, at), piece.size());
+        out.words.back().append(piece, at, next - at);
+        at = next == piece.size() ? next : next + mark.size();
+      }
       const int32_t id = piece_id(sp.piece);
       const bool known = id >= 0 && static_cast<std::size_t>(id) < id_to_token_.size();
       out.push(id, known ? id_to_token_[static_cast<std::size_t>(id)] : sp.piece,
