@@ -39,7 +39,8 @@ void FastSubwordModel::bpe(const NormalizedText& word, int32_t word_idx, Sentenc
   std::vector<std::size_t> unk_chars;  // how many characters each unknown symbol stands for
   const std::u32string& text = word.text();
   for (std::size_t i = 0; i < text.size(); ++i) {
-    std::string s = unicode::encode(std::u32string_view(&text[i], 1));
+    char bytes[4];
+    std::string s(bytes, unicode::encode_char(text[i], bytes));
     whole += s;
     if (vocab.find(s) >= 0) {
       symbols.push_back(std::move(s));
