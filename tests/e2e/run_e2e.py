@@ -486,6 +486,17 @@ def numpy_rollout(A):
     return np.stack(out)
 
 
+def minilm_and_mpnet():
+    """The default model, and all-mpnet-base-v2 where scripts/fetch_models.sh fetched it (else a note)."""
+    models = [model_dir()]
+    mpnet = os.path.join(os.path.dirname(model_dir()), "all-mpnet-base-v2")
+    if os.path.exists(os.path.join(mpnet, "model.safetensors")):
+        models.append(mpnet)
+    else:
+        print(f"note: {mpnet} absent (scripts/fetch_models.sh): MiniLM only")
+    return models
+
+
 def write_pairs(f, path):
     """The file's pairs as sentence_a<TAB>sentence_b lines, for the reference scripts."""
     with open(path, "w", encoding="utf-8") as p:
@@ -517,12 +528,7 @@ def test_value_norms_and_rollout_match_references():
     sharded run merges to the same file."""
     need_datasets()
     python = reference_python()
-    models = [model_dir()]
-    mpnet = os.path.join(os.path.dirname(model_dir()), "all-mpnet-base-v2")
-    if os.path.exists(os.path.join(mpnet, "model.safetensors")):
-        models.append(mpnet)
-    else:
-        print(f"note: {mpnet} absent (scripts/fetch_models.sh): MiniLM only")
+    models = minilm_and_mpnet()
     detectors = [("delimiter", "weights"), ("delimiter", "norm"), ("delimiter", "rollout"), ("next_token", "norm"),
                  ("entropy", "norm"), ("prev_token", "rollout")]
     for m, model in enumerate(models):
@@ -593,12 +599,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
     run resumes to the same file, and the Python reader gives the stored maps."""
     need_datasets()
     python = reference_python()
-    models = [model_dir()]
-    mpnet = os.path.join(os.path.dirname(model_dir()), "all-mpnet-base-v2")
-    if os.path.exists(os.path.join(mpnet, "model.safetensors")):
-        models.append(mpnet)
-    else:
-        print(f"note: {mpnet} absent (scripts/fetch_models.sh): MiniLM only")
+    models = minilm_and_mpnet()
     detectors = [("delimiter", "value_zeroing"), ("next_token", "alti"), ("prev_token", "alti_rollout"),
                  ("delimiter", "weights")]
     sys.path.insert(0, os.path.join(ROOT, "python"))

@@ -637,7 +637,7 @@ def test_report_context_mixing_maps():
     run("run", "-c", cfg, "-o", h5, "--no-progress")
     run("report", h5, "-o", html)
     with h5py.File(h5, "r") as f:
-        L, H = int(f["attention"].attrs["model_layers"]), int(f["attention"].attrs["model_heads"])
+        L = int(f["attention"].attrs["model_layers"])
         n = int(f["examples/n_tokens"][0])
         stored = {k: f[f"{k}/values"][0:L * n * n].astype(np.float64).reshape(L, n, n)  # example 0 starts at 0
                   for k in ("value_zeroing", "alti", "alti_rollout")}
