@@ -497,11 +497,15 @@ def minilm_and_mpnet():
     return models
 
 
-def write_pairs(f, path):
-    """The file's pairs as sentence_a<TAB>sentence_b lines, for the reference scripts."""
-    with open(path, "w", encoding="utf-8") as p:
+def hf_reference(f, python, script, model, name):
+    """The arrays a reference script (tests/e2e/SCRIPT MODEL PAIRS.tsv OUT.npz, in the reference venv)
+    computes for the pairs of the open file f."""
+    pairs, ref = out(f"{name}.tsv"), out(f"{name}.npz")
+    with open(pairs, "w", encoding="utf-8") as p:
         for i in range(len(f["examples/index"])):
             p.write(f["examples/sentence_a"].asstr()[i] + "\t" + f["examples/sentence_b"].asstr()[i] + "\n")
+    subprocess.run([python, os.path.join(os.path.dirname(__file__), script), model, pairs, ref], check=True)
+    return np.load(ref)
 
 
 def worst_mapped_score(f, i, detectors, maps):
@@ -542,12 +546,7 @@ def test_value_norms_and_rollout_match_references():
         assert "OK" in run("verify", target).stdout
         with h5py.File(target, "r") as f:
             N = len(f["examples/index"])
-            pairs = out(f"maps{m}.tsv")
-            write_pairs(f, pairs)
-            ref = out(f"maps{m}.npz")
-            subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_value_norms.py"), model, pairs, ref],
-                           check=True)
-            hf = np.load(ref)
+            hf = hf_reference(f, python, "hf_value_norms.py", model, f"maps{m}")
             L = f["attention"].attrs["model_layers"]
             worst_norm = worst_special = worst_rollout = worst_score = largest_norm = 0.0
             exact_content = exact_special = hf_exact_content = hf_exact_special = 0.0
@@ -623,12 +622,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
                 assert (f[f"scores/delimiter_weights/{output}/values"][...].tobytes()
                         == g[f"scores/delimiter/{output}/values"][...].tobytes())
             N = len(f["examples/index"])
-            pairs = out(f"mix{m}.tsv")
-            write_pairs(f, pairs)
-            ref = out(f"mix{m}.npz")
-            subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs, ref],
-                           check=True)
-            hf = np.load(ref)
+            hf = hf_reference(f, python, "hf_context_mixing.py", model, f"mix{m}")
             L = int(f["attention"].attrs["model_layers"])
             worst = {"value_zeroing": 0.0, "alti": 0.0}
             worst_rollout = worst_rows = worst_score = worst_decomposition = 0.0
@@ -666,11 +660,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
         run("run", *STSB_DEV, "--model", model, "--set", "dataset.max_rows=2", "--set", "output.value_zeroing=true",
             "--set", "output.alti=true", "--set", "output.dtype=float32", "-o", target)
         with h5py.File(target, "r") as f:
-            pairs = out(f"mix_{family}.tsv")
-            write_pairs(f, pairs)
-            subprocess.run([python, os.path.join(os.path.dirname(__file__), "hf_context_mixing.py"), model, pairs,
-                            out(f"mix_{family}.npz")], check=True)
-            hf = np.load(out(f"mix_{family}.npz"))
+            hf = hf_reference(f, python, "hf_context_mixing.py", model, f"mix_{family}")
             L, worst = int(f["attention"].attrs["model_layers"]), 0.0
             for i in range(len(f["examples/index"])):
                 t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])

@@ -449,6 +449,19 @@ def drawn_values(driver, fig, want_map):
     return {(q, k): float(w) for q, k, _, w in got}
 
 
+def as_matrix(values, n):
+    """{(query, key): value} as an [n, n] array (0 where no line is drawn)."""
+    got = np.zeros((n, n))
+    for (q, k), w in values.items():
+        got[q, k] = w
+    return got
+
+
+def drawn_matrix(driver, fig, want_map, n):
+    """The head view's lines (all of map `want_map`) as an [n, n] array."""
+    return as_matrix(drawn_values(driver, fig, want_map), n)
+
+
 def pick_heads(fig, wanted):
     for s in fig.find_elements("css selector", ".strip span"):
         if ("on" in s.get_attribute("class")) != (int(s.get_attribute("data-head")) in wanted):
@@ -541,17 +554,13 @@ def test_report_norm_and_rollout_maps():
         pick_heads(fig, {head})
         set_threshold(driver, fig, 0)
         weights = drawn_values(driver, fig, "weights")
-        got = np.zeros((n, n))
-        for (q, k), w in weights.items():
-            got[q, k] = w
+        got = as_matrix(weights, n)
         assert np.abs(got - A[layer, head]).max() <= 0.5 / 255 + 6e-5, np.abs(got - A[layer, head]).max()
         fig.find_element("css selector", "input.map[value='norm']").click()
         assert fig.get_attribute("data-map") == "norm"
         values = drawn_values(driver, fig, "norm")
         assert set(values) == {(q, k) for q in range(n) for k in range(n) if np.round(exact[q, k] * 255) > 0}
-        got = np.zeros((n, n))
-        for (q, k), w in values.items():
-            got[q, k] = w
+        got = as_matrix(values, n)
         error = np.abs(got - exact).max()  # one byte per value in the page, 4 decimals in data-w
         changed = np.abs(exact - A[layer, head]).max()
         print(f"norm-weighted layer {layer} head {head}: max |drawn - numpy| {error:.5f}; max |numpy - weights| {changed:.3f}")
@@ -563,9 +572,7 @@ def test_report_norm_and_rollout_maps():
         worst = worst_sum = 0.0
         for l in range(L):
             Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(l))
-            got = np.zeros((n, n))
-            for (q, k), w in drawn_values(driver, fig, "rollout").items():
-                got[q, k] = w
+            got = drawn_matrix(driver, fig, "rollout", n)
             worst = max(worst, float(np.abs(got - R[l]).max()))
             worst_sum = max(worst_sum, float(np.abs(got.sum(axis=1) - 1).max()))
         print(f"rollout of {L} layers: max |drawn - stored| {worst:.5f}, max |row sum - 1| {worst_sum:.4f} (n {n})")
@@ -666,9 +673,7 @@ def test_report_context_mixing_maps():
             worst = 0.0
             for l in range(L):
                 Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(l))
-                got = np.zeros((n, n))
-                for (q, k), w in drawn_values(driver, fig, name).items():
-                    got[q, k] = w
+                got = drawn_matrix(driver, fig, name, n)
                 worst = max(worst, float(np.abs(got - maps[l]).max()))
             print(f"{name} of {L} layers: max |drawn - stored| {worst:.5f} (n {n})")
             assert worst <= 0.5 / 255 + 6e-5, (name, worst)

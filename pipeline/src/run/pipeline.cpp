@@ -209,13 +209,16 @@ struct BatchMixing {
     auto at = [&](const std::vector<std::vector<float>>& v) { return k < v.size() ? v[k].data() : nullptr; };
     return {at(computed.value_zeroing), at(computed.alti), at(alti_rollout)};
   }
-  // Example k's map named as in kLayerMaps (value_zeroing, alti, alti_rollout).
-  const std::vector<float>& named(const std::string& name, std::size_t k) const {
-    const auto& v = name == "value_zeroing" ? computed.value_zeroing : name == "alti" ? computed.alti : alti_rollout;
-    if (k >= v.size()) throw Error("internal: " + name + " was not computed for this batch");
-    return v[k];
-  }
 };
+
+// Example k's [L][n][n] layer map `name` (kLayerMaps): rollout from its attention, the others computed.
+std::vector<float> stored_layer_map(const std::string& name, const UnpaddedMaps& maps, const BatchMixing& mixing,
+                                    std::size_t k, int64_t layers, int64_t heads, std::size_t n) {
+  if (name == "rollout") return attention_rollout(maps.attention.data(), layers, heads, n);
+  const float* computed = mixing.of(k).get(parse_attention_map(name));
+  if (!computed) throw Error("internal: " + name + " was not computed for this batch");
+  return std::vector<float>(computed, computed + static_cast<std::size_t>(layers) * n * n);
+}
 
 BatchMixing batch_mixing(const BertEncoder& encoder, const TokenBatch& batch, const MixingRequest& request) {
   BatchMixing m;
@@ -250,13 +253,12 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
   auto scored = [&](AttentionMap map) {
     return std::any_of(runner.detectors().begin(), runner.detectors().end(), [&](const auto& d) { return d.map == map; });
   };
+  const bool vz = scored(AttentionMap::ValueZeroing), alti = scored(AttentionMap::Alti),
+             alti_rollout = scored(AttentionMap::AltiRollout);
   std::vector<MixingMaps> mixing_maps;
   for (std::size_t k = 0; k < members.size(); ++k) {
-    MixingMaps m = mixing.of(k);
-    if (!scored(AttentionMap::ValueZeroing)) m.value_zeroing = nullptr;
-    if (!scored(AttentionMap::Alti)) m.alti = nullptr;
-    if (!scored(AttentionMap::AltiRollout)) m.alti_rollout = nullptr;
-    mixing_maps.push_back(m);
+    const MixingMaps m = mixing.of(k);
+    mixing_maps.push_back({vz ? m.value_zeroing : nullptr, alti ? m.alti : nullptr, alti_rollout ? m.alti_rollout : nullptr});
   }
   const auto all_results = runner.score(examples, mixing_maps);
   for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
@@ -416,8 +418,7 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
           const std::size_t n = encodings[members[k]].size();
           if (s.layout.value_norms) value_norms[members[k]] = token_major(maps[k].value_norms, out.layers * out.heads, n);
           for (auto& [name, per_example] : layer_maps)
-            per_example[members[k]] = name == "rollout" ? attention_rollout(maps[k].attention.data(), out.layers, out.heads, n)
-                                                        : mixing.named(name, k);
+            per_example[members[k]] = stored_layer_map(name, maps[k], mixing, k, out.layers, out.heads, n);
         }
       }
       if (s.importance.enabled())
