@@ -125,7 +125,9 @@ std::string lines_view_svg(const ExampleView& e, const std::string& title, const
   for (const auto& t : e.tokens) longest = std::max(longest, t.size());
   const double row = 16, col = std::max<double>(90, 8.0 * static_cast<double>(longest) + 12), gap = 170;
   const double xl = 6 + col, xr = xl + gap;
-  std::string out = open_svg(col * 2 + gap + 20, static_cast<double>(n) * row + 30, "monospace");
+  // Wide enough for the title too (about 7 px per character of 12 px sans-serif).
+  const double width = std::max(col * 2 + gap + 20, 7.0 * static_cast<double>(title.size()) + 8);
+  std::string out = open_svg(width, static_cast<double>(n) * row + 30, "monospace");
   out += text(4, 12, title, "font-family=\"sans-serif\" fill=\"#444\"");
   const float strongest = n > 0 ? *std::max_element(map, map + n * n) : 0.0f;
   const float scale = strongest > 0 ? 1.0f / strongest : 1.0f;
