@@ -54,6 +54,8 @@ class Vocab {
   explicit Vocab(const std::vector<std::pair<std::string, int32_t>>& entries);
 
   int32_t find(std::string_view token) const;  // -1 when absent
+  int32_t find(const std::string& token) const;
+  int32_t find(const char* token) const { return find(std::string_view(token)); }
   const std::string& token(int32_t id) const { return tokens_.at(static_cast<std::size_t>(id)); }
   std::size_t size() const { return tokens_.size(); }
 

@@ -34,7 +34,13 @@ Vocab Vocab::load(const std::filesystem::path& vocab_txt) {
 }
 
 int32_t Vocab::find(std::string_view token) const {
-  auto it = ids_.find(std::string(token));
+  thread_local std::string key;  // reused: no allocation per lookup (C++17 has no heterogeneous find)
+  key.assign(token);
+  return find(key);
+}
+
+int32_t Vocab::find(const std::string& token) const {
+  auto it = ids_.find(token);
   return it == ids_.end() ? -1 : it->second;
 }
 

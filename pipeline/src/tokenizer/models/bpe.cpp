@@ -9,54 +9,57 @@
 
 namespace attnscan::detail {
 
-namespace {
-
-std::string pair_key(const std::string& a, const std::string& b) {
-  std::string k;
-  k.reserve(a.size() + b.size() + 1);
-  k += a;
-  k += '\x01';
-  k += b;
-  return k;
+int32_t BpeMerges::intern(const std::string& symbol) {
+  const auto [it, added] = symbol_ids_.emplace(symbol, static_cast<int32_t>(symbols_.size()));
+  if (added) symbols_.push_back(symbol);
+  return it->second;
 }
 
-}  // namespace
-
 BpeMerges::BpeMerges(const std::vector<std::pair<std::string, std::string>>& merges) {
-  ranks_.reserve(merges.size());
-  for (std::size_t i = 0; i < merges.size(); ++i)
-    ranks_[pair_key(merges[i].first, merges[i].second)] = static_cast<int32_t>(i);  // a repeated pair: the later rank
+  merges_.reserve(merges.size());
+  for (std::size_t i = 0; i < merges.size(); ++i) {
+    const auto& [left, right] = merges[i];
+    const int32_t l = intern(left), r = intern(right);
+    merges_[pair_key(l, r)] = Merge{static_cast<int32_t>(i), intern(left + right)};  // a repeated pair: the later rank
+  }
 }
 
 void BpeMerges::merge(std::vector<std::string>& word) const {
-  std::vector<int32_t> rank;  // rank[i]: of the pair (word[i], word[i + 1])
-  auto rank_of = [&](std::size_t i) {
-    auto it = ranks_.find(pair_key(word[i], word[i + 1]));
-    return it == ranks_.end() ? std::numeric_limits<int32_t>::max() : it->second;
-  };
-  while (word.size() > 1) {
-    rank.resize(word.size() - 1);
-    int32_t best = std::numeric_limits<int32_t>::max();
-    for (std::size_t i = 0; i + 1 < word.size(); ++i) {
-      rank[i] = rank_of(i);
-      best = std::min(best, rank[i]);
-    }
-    if (best == std::numeric_limits<int32_t>::max()) break;
-    const auto at = static_cast<std::size_t>(std::find(rank.begin(), rank.end(), best) - rank.begin());
-    const std::string first = word[at], second = word[at + 1];
-    std::vector<std::string> merged;
-    merged.reserve(word.size());
-    for (std::size_t i = 0; i < word.size();) {
-      if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
-        merged.push_back(first + second);
-        i += 2;
-      } else {
-        merged.push_back(std::move(word[i]));
-        ++i;
-      }
-    }
-    word.swap(merged);
+  if (word.size() < 2) return;
+  // ids[i] >= 0: an interned symbol; -1 - k: word[k], a symbol no merge reads (it stays as it is)
+  std::vector<int32_t> ids(word.size());
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    const auto it = symbol_ids_.find(word[i]);
+    ids[i] = it == symbol_ids_.end() ? -1 - static_cast<int32_t>(i) : it->second;
   }
+  auto merge_at = [&](std::size_t i) -> const Merge* {
+    if (ids[i] < 0 || ids[i + 1] < 0) return nullptr;
+    const auto it = merges_.find(pair_key(ids[i], ids[i + 1]));
+    return it == merges_.end() ? nullptr : &it->second;
+  };
+  std::vector<int32_t> merged;
+  while (ids.size() > 1) {
+    const Merge* best = nullptr;
+    std::size_t at = 0;  // the first pair of the lowest rank
+    for (std::size_t i = 0; i + 1 < ids.size(); ++i) {
+      const Merge* m = merge_at(i);
+      if (m && (!best || m->rank < best->rank)) best = m, at = i;
+    }
+    if (!best) break;
+    const int32_t first = ids[at], second = ids[at + 1], result = best->result;
+    merged.clear();
+    for (std::size_t i = 0; i < ids.size();) {  // every occurrence, left to right
+      const bool pair = i + 1 < ids.size() && ids[i] == first && ids[i + 1] == second;
+      merged.push_back(pair ? result : ids[i]);
+      i += pair ? 2 : 1;
+    }
+    ids.swap(merged);
+  }
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (const int32_t id : ids)
+    out.push_back(id >= 0 ? symbols_[static_cast<std::size_t>(id)] : std::move(word[static_cast<std::size_t>(-1 - id)]));
+  word.swap(out);
 }
 
 RobertaSlowModel::RobertaSlowModel(Vocab vocab, BpeMerges merges, std::vector<SlowAddedToken> added, int32_t unk_id,

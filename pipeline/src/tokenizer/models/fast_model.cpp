@@ -94,8 +94,11 @@ void FastSubwordModel::unigram(const NormalizedText& word, int32_t word_idx, Sen
     unknown_last = unknown;
   }
   for (const auto& span : fused) {
-    int32_t id = p_->vocab.find(s.substr(span.start, span.end - span.start));  // tokenizers looks each piece up again
-    if (id < 0) id = *p_->unigram_unk;
+    int32_t id = span.id;  // a trie piece's id is its vocab id (the constructor keeps only those)
+    if (p_->unigram_unk && id == *p_->unigram_unk) {  // tokenizers looks an unknown (fused) piece up again
+      id = p_->vocab.find(std::string_view(s).substr(span.start, span.end - span.start));
+      if (id < 0) id = *p_->unigram_unk;
+    }
     out.push(id, p_->vocab.token(id), word_idx, false, word.original(char_at[span.start], char_at[span.end]));
   }
 }

@@ -68,7 +68,8 @@ class WordPieceModel : public SubwordModel {
 
  private:
   void basic_words(NormalizedText chunk, std::vector<NormalizedText>& out) const;
-  void wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;
+  // Pushes the word's pieces; returns the word's UTF-8 text.
+  std::string wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const;
   void push_special(const NormalizedText& text, SentenceTokens& out) const;  // a special written in the text
   SentenceTokens tokenize_fast(std::string_view text) const;
 
@@ -95,7 +96,18 @@ class BpeMerges {
   void merge(std::vector<std::string>& symbols) const;
 
  private:
-  std::unordered_map<std::string, int32_t> ranks_;  // "a\x01b" -> rank
+  struct Merge {
+    int32_t rank, result;  // result: the merged symbol's id
+  };
+  int32_t intern(const std::string& symbol);
+  static uint64_t pair_key(int32_t a, int32_t b) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32 | static_cast<uint32_t>(b);
+  }
+
+  // Every symbol a merge reads or makes gets an id, so the merge loop compares and hashes integers.
+  std::unordered_map<std::string, int32_t> symbol_ids_;
+  std::vector<std::string> symbols_;              // id -> symbol
+  std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> rank and result
 };
 
 // The slow RobertaTokenizer over vocab.json + merges.txt.

@@ -8,28 +8,44 @@
 #include <limits>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace attnscan::detail {
 
-// A byte trie over a set of strings (node 0 the root).
+// A byte trie over a set of strings (node 0 the root). The edges live in one open-addressing table
+// (the Viterbi search looks one up per byte it reads).
 class ByteTrie {
  public:
-  ByteTrie() : value_(1, -1) {}
+  ByteTrie() : edges_(16), value_(1, -1) {}
   void insert(std::string_view key, int32_t value);
   // The child of `node` along byte `c`, -1 when none.
   int32_t child(int32_t node, unsigned char c) const {
-    auto it = edges_.find((static_cast<uint64_t>(node) << 8) | c);
-    return it == edges_.end() ? -1 : it->second;
+    const uint64_t key = edge_key(node, c);
+    for (std::size_t i = slot(key);; i = (i + 1) & (edges_.size() - 1)) {
+      if (edges_[i].key == key) return edges_[i].child;
+      if (edges_[i].key == kNoEdge) return -1;
+    }
   }
   int32_t value(int32_t node) const { return value_[static_cast<std::size_t>(node)]; }
-  bool empty() const { return edges_.empty(); }
+  bool empty() const { return value_.size() == 1; }
   // The length of the longest key that is a prefix of `text`, 0 when none.
   std::size_t longest_prefix(std::string_view text) const;
 
  private:
-  std::unordered_map<uint64_t, int32_t> edges_;
+  struct Edge {
+    uint64_t key = kNoEdge;  // (parent node << 8) | byte
+    int32_t child = -1;
+  };
+  static constexpr uint64_t kNoEdge = ~uint64_t{0};
+  static uint64_t edge_key(int32_t node, unsigned char c) { return (static_cast<uint64_t>(node) << 8) | c; }
+  std::size_t slot(uint64_t key) const {  // Fibonacci hashing into the power-of-two table
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - table_bits_));
+  }
+  void place(const Edge& e);
+  void grow();
+
+  std::vector<Edge> edges_;     // size 2^table_bits_, at most half full
+  int table_bits_ = 4;
   std::vector<int32_t> value_;  // node -> value, -1 when the node ends no key
 };
 

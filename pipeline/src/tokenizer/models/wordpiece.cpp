@@ -82,12 +82,12 @@ void WordPieceModel::basic_words(NormalizedText chunk, std::vector<NormalizedTex
 
 // Greedy longest-match-first over the word's characters; one unmatchable piece makes the whole word
 // the unknown token (as does a word longer than max_chars_).
-void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const {
+std::string WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const {
   const std::u32string& chars = word.text();
   const CharSpan whole = word.original(0, chars.size());
   if (chars.size() > max_chars_) {
     out.push(unk_id_, unk_token_, word_idx, false, whole);
-    return;
+    return unicode::encode(chars);
   }
   std::string utf8;
   std::vector<std::size_t> offset(1, 0);  // byte offset of each code point
@@ -113,11 +113,12 @@ void WordPieceModel::wordpiece(const NormalizedText& word, int32_t word_idx, Sen
     if (found < 0) {
       out.resize(first);
       out.push(unk_id_, unk_token_, word_idx, false, whole);
-      return;
+      return utf8;
     }
     out.push(found, piece, word_idx, false, word.original(start, end));
     start = end;
   }
+  return utf8;
 }
 
 void WordPieceModel::push_special(const NormalizedText& text, SentenceTokens& out) const {
@@ -144,8 +145,7 @@ SentenceTokens WordPieceModel::tokenize(std::string_view text) const {
         push_special(w, out);
         continue;
       }
-      wordpiece(w, static_cast<int32_t>(out.words.size()), out);
-      out.words.push_back(unicode::encode(w.text()));
+      out.words.push_back(wordpiece(w, static_cast<int32_t>(out.words.size()), out));
     }
   }
   return out;
@@ -161,8 +161,7 @@ SentenceTokens WordPieceModel::tokenize_fast(std::string_view text) const {
       continue;
     }
     for (const auto& w : detail::pre_tokenize(fast_->pre_tokenizers, std::move(piece.text))) {
-      wordpiece(w, static_cast<int32_t>(out.words.size()), out);
-      out.words.push_back(unicode::encode(w.text()));
+      out.words.push_back(wordpiece(w, static_cast<int32_t>(out.words.size()), out));
     }
   }
   if (fast_->trim_offsets) trim_offsets(out, chars, fast_->trim_prefix_space);
