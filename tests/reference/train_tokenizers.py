@@ -3,7 +3,7 @@
 
   train_tokenizers.py --datasets ../shared/datasets --out DIR
 
-No RoBERTa, XLM-R or ALBERT checkpoint is reachable here, so their tokenizers are trained the way those
+No RoBERTa, XLM-R, ALBERT or DeBERTa checkpoint is reachable here, so their tokenizers are trained the way those
 models' tokenizers were made, on the shared datasets' sentences, and saved as Hugging Face saves them:
 both the slow files and tokenizer.json (the fast tokenizer converted from the slow one by transformers).
 The WordLevel tokenizer has no slow class (nor a checkpoint kind of its own): it is trained with HF
@@ -12,6 +12,8 @@ tokenizers' WordLevelTrainer and saved as transformers' PreTrainedTokenizerFast 
   DIR/roberta/      byte-level BPE (HF tokenizers): vocab.json, merges.txt, tokenizer.json, tokenizer_config.json
   DIR/xlm-roberta/  SentencePiece Unigram: sentencepiece.bpe.model (XLMRobertaTokenizer), tokenizer.json
   DIR/albert/       SentencePiece Unigram, lowercased: spiece.model (AlbertTokenizer), tokenizer.json
+  DIR/deberta-v2/   SentencePiece Unigram with DeBERTa-v3's ids ([PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3):
+                    spm.model (DebertaV2Tokenizer), tokenizer.json
   DIR/wordlevel/    WordLevel (whole words, [UNK] for the rest), BERT-like: normalizer Sequence[NFD,
                     Lowercase, StripAccents], BertPreTokenizer, TemplateProcessing [CLS] $A [SEP] /
                     [CLS] $A [SEP] $B:1 [SEP]:1; tokenizer.json, tokenizer_config.json
@@ -90,6 +92,17 @@ def train_albert(sentences, out):
     AlbertTokenizerFast.from_pretrained(out).save_pretrained(out)
 
 
+def train_deberta(sentences, out):
+    from transformers import DebertaV2Tokenizer, DebertaV2TokenizerFast
+    os.makedirs(out, exist_ok=True)
+    # as DeBERTa-v3's own spm.model: [PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3; [MASK] is added after the pieces
+    train_sentencepiece(sentences, os.path.join(out, "spm"), lowercase=False, pad_id=0, bos_id=1, eos_id=2, unk_id=3,
+                        pad_piece="[PAD]", bos_piece="[CLS]", eos_piece="[SEP]", unk_piece="[UNK]")
+    os.remove(os.path.join(out, "spm.vocab"))
+    DebertaV2Tokenizer(os.path.join(out, "spm.model")).save_pretrained(out)
+    DebertaV2TokenizerFast.from_pretrained(out).save_pretrained(out)
+
+
 WORDLEVEL_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4, in this order
 
 
@@ -132,7 +145,7 @@ def main():
     logging.set_verbosity_error()
     sentences = training_sentences(args.datasets)
     for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert),
-                        ("wordlevel", train_wordlevel)):
+                        ("deberta-v2", train_deberta), ("wordlevel", train_wordlevel)):
         train(sentences, os.path.join(args.out, name))
         print(f"{args.out}/{name}: {sorted(os.listdir(os.path.join(args.out, name)))}")
 

@@ -88,11 +88,11 @@ void mix(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<
   c10::InferenceMode guard;
   const RowGroup g = gather_rows(batch, rows, m.device);
   const int64_t R = static_cast<int64_t>(rows.size()), n = g.n, LN = m.cfg.num_layers;
-  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(n) : at::Tensor();
+  const RelativePositions rel = m.relative_positions(n);
   auto x = m.embed(g.ids, g.types, R, n);
   for (int64_t li = 0; li < LN; ++li) {
     const Layer& L = m.layer(li);
-    const SelfAttention a = m.self_attention(L, x, R, n, bias);
+    const SelfAttention a = m.self_attention(L, x, R, n, rel);
     const auto pre = m.attention_residual(L, at::matmul(a.probs, a.v), x);
     const auto y1 = m.attention_norm(L, pre);
     const auto y = m.feed_forward(L, y1);

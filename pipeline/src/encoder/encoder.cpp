@@ -105,6 +105,28 @@ at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_
   return ret + at::where(n < max_exact, n, large);
 }
 
+at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled& d) {
+  auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
+  auto rel = pos.unsqueeze(1) - pos.unsqueeze(0);  // query - key
+  if (d.position_buckets > 0) {  // make_log_bucket_position, in float32 as its reference code
+    const int64_t mid = d.position_buckets / 2;
+    auto abs_pos = at::where(at::logical_and(rel < mid, rel > -mid), at::full_like(rel, mid - 1), rel.abs());
+    auto per_bucket = at::log(at::scalar_tensor(static_cast<double>(d.max_relative_positions - 1) / static_cast<double>(mid),
+                                                at::TensorOptions().dtype(at::kFloat)));
+    auto log_pos = at::ceil(at::log(abs_pos.to(at::kFloat) / static_cast<double>(mid)) / per_bucket *
+                            static_cast<double>(mid - 1)) + static_cast<double>(mid);
+    rel = at::where(abs_pos <= mid, rel.to(at::kFloat), log_pos * at::sign(rel).to(at::kFloat)).to(at::kLong);
+  }
+  return at::clamp(rel + d.span(), 0, 2 * d.span() - 1);
+}
+
+RelativePositions RelativePositions::first(int64_t m) const {
+  RelativePositions r;
+  if (bias.defined()) r.bias = bias.narrow(-2, 0, m).narrow(-1, 0, m);
+  if (index.defined()) r.index = index.narrow(-2, 0, m).narrow(-1, 0, m);
+  return r;
+}
+
 void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
   std::string message = e.what_without_backtrace();
   if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
@@ -150,17 +172,43 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   auto dense = [&](const std::string& name) { return to_tensor(w.get(name)).to(m.device); };
   namespace e = embedding_tensor;
   namespace l = layer_tensor;
+  const auto& c = m.cfg;
+  const auto& d = c.disentangled;
   m.word = dense(e::kWord);
-  m.position = dense(e::kPosition);
-  if (m.cfg.token_types) m.token_type = dense(e::kTokenType);
+  if (c.absolute_positions) m.position = dense(e::kPosition);
+  if (c.token_types) m.token_type = dense(e::kTokenType);
   m.emb_ln_w = dense(e::kLnW);
   m.emb_ln_b = dense(e::kLnB);
-  if (m.cfg.project_embeddings)
-    m.embed_project = make_linear(to_tensor(w.get(e::kProjectW)), to_tensor(w.get(e::kProjectB)), options, m.device);
-  if (m.cfg.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
-  for (int64_t i = 0; i < m.cfg.stored_layers(); ++i) {
+  if (c.project_embeddings) {
+    const at::Tensor project_w = to_tensor(w.get(e::kProjectW));
+    const at::Tensor project_b = c.norm_after_projection ? at::zeros({c.hidden_size})  // DeBERTa: no bias
+                                                         : to_tensor(w.get(e::kProjectB));
+    m.embed_project = make_linear(project_w, project_b, options, m.device);
+  }
+  if (c.relative_attention_buckets > 0) m.relative_bias = dense(kRelativeAttentionBias);
+  at::Tensor rel_embeddings;  // DeBERTa: [2 * span, hidden], normalised where norm_rel_ebd says so
+  if (d.relative) {
+    rel_embeddings = to_tensor(w.get(kRelEmbeddings));
+    if (d.norm_rel_embeddings)
+      rel_embeddings = at::layer_norm(rel_embeddings, {c.hidden_size}, to_tensor(w.get(kRelNormW)),
+                                      to_tensor(w.get(kRelNormB)), c.layer_norm_eps);
+  }
+  for (int64_t i = 0; i < c.stored_layers(); ++i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
+    // The relative-position embeddings through one projection, as [heads, head_dim, 2 * span].
+    auto positions_through = [&](const char* weight, const char* bias) {
+      return at::linear(rel_embeddings, get(weight), get(bias))
+          .view({2 * d.span(), c.num_heads, c.head_dim()})
+          .permute({1, 2, 0})
+          .contiguous()
+          .to(m.device);
+    };
     Layer layer;
+    if (d.adds_c2p())
+      layer.pos_key = d.share_att_key ? positions_through(l::kKeyW, l::kKeyB) : positions_through(l::kPosKeyW, l::kPosKeyB);
+    if (d.adds_p2c())
+      layer.pos_query =
+          d.share_att_key ? positions_through(l::kQueryW, l::kQueryB) : positions_through(l::kPosQueryW, l::kPosQueryB);
     // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
     layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
                             at::cat({get(l::kQueryB), get(l::kKeyB), get(l::kValueB)}, 0), options, m.device);
@@ -184,10 +232,14 @@ void BertEncoder::Impl::load_head(const TaskHead& h) {
                      dense(h.out_b)};
 }
 
-// [heads, S, S]: the bias added to every layer's scores (MPNet).
-at::Tensor BertEncoder::Impl::position_bias(int64_t S) const {
-  auto buckets = relative_position_bucket(S, cfg.relative_attention_buckets, cfg.relative_attention_max_distance);
-  return at::embedding(relative_bias, buckets.to(relative_bias.device())).permute({2, 0, 1}).contiguous();
+RelativePositions BertEncoder::Impl::relative_positions(int64_t S) const {
+  RelativePositions r;
+  if (relative_bias.defined()) {  // MPNet: [heads, S, S], added to every layer's scores
+    auto buckets = relative_position_bucket(S, cfg.relative_attention_buckets, cfg.relative_attention_max_distance);
+    r.bias = at::embedding(relative_bias, buckets.to(relative_bias.device())).permute({2, 0, 1}).contiguous();
+  }
+  if (cfg.disentangled.relative) r.index = disentangled_position_index(S, cfg.disentangled).to(device);
+  return r;
 }
 
 BertEncoder::~BertEncoder() = default;
@@ -234,22 +286,51 @@ at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& typ
   const int64_t E = c.embedding_size;
   // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
   // tokens, which in a right-padded row are exactly the leading n).
-  auto x = at::index_select(word, 0, ids).view({B, S, E}) + position.narrow(0, c.position_offset, S).unsqueeze(0);
+  auto x = at::index_select(word, 0, ids).view({B, S, E});
+  if (c.absolute_positions) x = x + position.narrow(0, c.position_offset, S).unsqueeze(0);
   if (c.token_types) x = x + at::index_select(token_type, 0, types).view({B, S, E});
-  x = at::layer_norm(x, {E}, emb_ln_w, emb_ln_b, c.layer_norm_eps).view({B * S, E});
+  x = x.view({B * S, E});
+  if (c.norm_after_projection) {  // DeBERTa: project, then normalise over hidden_size
+    if (embed_project) x = (*embed_project)(x);
+    return at::layer_norm(x, {c.hidden_size}, emb_ln_w, emb_ln_b, c.layer_norm_eps);
+  }
+  x = at::layer_norm(x, {E}, emb_ln_w, emb_ln_b, c.layer_norm_eps);
   if (embed_project) x = (*embed_project)(x);
   return x;
 }
 
+at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k,
+                                               const RelativePositions& rel) const {
+  const auto& d = cfg.disentangled;
+  const auto D = static_cast<double>(cfg.head_dim());
+  if (!d.on) {  // QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs)
+    const double scale = std::sqrt(D);
+    at::Tensor scores = cfg.scale_query_first ? at::matmul(q / scale, k) : at::matmul(q, k).div_(scale);
+    if (rel.bias.defined()) scores = scores + rel.bias;
+    return scores;
+  }
+  // DeBERTa's DisentangledSelfAttention: a float32 scale sqrt(head_dim * terms), the keys divided by it
+  // first; then c2p (query . position key) and p2c (key . position query), each divided by it.
+  const double scale = std::sqrt(static_cast<float>(D * static_cast<double>(d.terms())));
+  at::Tensor scores = at::matmul(q, k / scale);
+  auto shape = q.sizes().vec();  // [..., n, n]
+  shape.back() = q.size(-2);
+  at::Tensor position;
+  if (d.adds_c2p()) position = at::gather(at::matmul(q, L.pos_key), -1, rel.index.expand(shape)) / scale;
+  if (d.adds_p2c()) {  // bucket(j - i) = -bucket(i - j): key j's row of query i is index[i][j]
+    auto p2c = at::gather(at::matmul(k.transpose(-1, -2), L.pos_query), -1, rel.index.t().expand(shape)).transpose(-1, -2);
+    position = position.defined() ? position + p2c / scale : p2c / scale;
+  }
+  return position.defined() ? scores + position : scores;
+}
+
 SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
-                                                const at::Tensor& bias) const {
+                                                const RelativePositions& rel) const {
   const int64_t NH = cfg.num_heads, D = cfg.head_dim();
   auto qkv = L.qkv(x).view({R, n, 3, NH, D});
   auto q = qkv.select(2, 0).permute({0, 2, 1, 3});
   auto k = qkv.select(2, 1).permute({0, 2, 3, 1});
-  auto scores = scaled_scores(q, k, std::sqrt(static_cast<double>(D)), cfg.scale_query_first);
-  if (bias.defined()) scores = scores + bias;
-  return {at::softmax(scores, -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
+  return {at::softmax(attention_scores(L, q, k, rel), -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
 }
 
 at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
@@ -317,7 +398,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
   auto ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(m.device);
   auto types = at::from_blob(const_cast<int64_t*>(batch.token_type_ids.data()), {B * S}, i64).to(m.device);
   auto x = embed(ids, types, B, S);
-  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(S) : at::Tensor();  // [NH, S, S]
+  const RelativePositions rel = m.relative_positions(S);
 
   EncoderOutput out;
   out.batch = B;
@@ -338,7 +419,6 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
     out.value_norms.assign(static_cast<std::size_t>(B * c.num_layers * NH * S), 0.0f);
     norms_out = at::from_blob(out.value_norms.data(), {B, c.num_layers, NH, S});
   }
-  const double scale = std::sqrt(static_cast<double>(D));
   bool ragged = false;
   for (auto n : batch.lengths) ragged |= n != S;
   for (int64_t li = 0; li < c.num_layers; ++li) {
@@ -361,9 +441,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
     }
     at::Tensor ctx;
     if (!ragged) {
-      auto scores = scaled_scores(q, k, scale, c.scale_query_first);  // no padding in this batch, so no mask
-      if (bias.defined()) scores.add_(bias);
-      auto probs = at::softmax(scores, -1);
+      auto probs = at::softmax(m.attention_scores(L, q, k, rel), -1);  // no padding in this batch, so no mask
       attn_out.select(1, li).copy_(probs);
       if (!attention_only) ctx = at::matmul(probs, v);
     } else {
@@ -376,10 +454,9 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
       for (int64_t b = 0, run = 0; b < B; b += run) {
         const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
         for (run = 1; b + run < B && batch.lengths[static_cast<std::size_t>(b + run)] == n;) ++run;
-        auto scores = scaled_scores(q.narrow(0, b, run).narrow(-2, 0, n), k.narrow(0, b, run).narrow(-1, 0, n), scale,
-                                    c.scale_query_first);
-        if (bias.defined()) scores.add_(bias.narrow(-2, 0, n).narrow(-1, 0, n));
-        auto probs = at::softmax(scores, -1);
+        auto probs = at::softmax(
+            m.attention_scores(L, q.narrow(0, b, run).narrow(-2, 0, n), k.narrow(0, b, run).narrow(-1, 0, n), rel.first(n)),
+            -1);
         attn_out.narrow(0, b, run).select(1, li).narrow(-2, 0, n).narrow(-1, 0, n).copy_(probs);
         if (!attention_only)
           ctx.narrow(0, b, run).narrow(-2, 0, n).copy_(at::matmul(probs, v.narrow(0, b, run).narrow(-2, 0, n)));

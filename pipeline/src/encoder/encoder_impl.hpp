@@ -37,6 +37,17 @@ struct Layer {
   Linear qkv, attn_out, inter, out;
   at::Tensor value_out;  // [heads, head_dim, hidden]: head h's slice of the output projection, transposed
   at::Tensor ln1_w, ln1_b, ln2_w, ln2_b;
+  // DeBERTa: the relative-position embeddings through the layer's position key (c2p) and query (p2c)
+  // projections, [heads, head_dim, 2 * span]; weights only, so computed once at load.
+  at::Tensor pos_key, pos_query;
+};
+
+// What a layer's scores add for relative positions, for rows of n tokens (positions 0 .. n - 1).
+struct RelativePositions {
+  at::Tensor bias;   // MPNet: [heads, n, n], added to the scores
+  at::Tensor index;  // DeBERTa: [n, n], the relative-position embedding row of (query i, key j)
+  // The top-left m x m block: the same for rows of m <= n tokens.
+  RelativePositions first(int64_t m) const;
 };
 
 // A task head's tensors (model/task_heads.hpp), float32 on the encoder's device.
@@ -45,16 +56,11 @@ struct HeadTensors {
   at::Tensor dense_w, dense_b, norm_w, norm_b, out_w, out_b;
 };
 
-// QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs).
-inline at::Tensor scaled_scores(const at::Tensor& q, const at::Tensor& k, double scale, bool scale_query_first) {
-  if (scale_query_first) return at::matmul(q / scale, k);
-  auto scores = at::matmul(q, k);
-  scores.div_(scale);
-  return scores;
-}
-
 // MPNet's (T5-style) bucket of each relative position k - q, as its reference code computes it.
 at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance);
+// DeBERTa's rel_embeddings row of each (query i, key j): clamp(bucket(i - j) + span, 0, 2 span - 1), with
+// make_log_bucket_position's float32 arithmetic when position_buckets > 0.
+at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled& d);
 
 // LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
 // and LibTorch's message.
@@ -89,7 +95,7 @@ struct BertEncoder::Impl {
   std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
   std::optional<HeadTensors> head;      // the task head of gradient importance, when one was asked for
 
-  at::Tensor position_bias(int64_t S) const;
+  RelativePositions relative_positions(int64_t S) const;  // for rows of S tokens
   const Layer& layer(int64_t li) const { return layers[static_cast<std::size_t>(cfg.stored_layer(li))]; }
 
   void load(const LoadedModel& model);
@@ -97,7 +103,10 @@ struct BertEncoder::Impl {
   void check_batch(const TokenBatch& batch) const;
   // The embeddings' output, [B * S, hidden]: ids and types [B * S] on the device.
   at::Tensor embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const;
-  SelfAttention self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n, const at::Tensor& bias) const;
+  // The attention scores of queries q [..., n, head_dim] and keys k [..., head_dim, n], before the softmax.
+  at::Tensor attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k, const RelativePositions& rel) const;
+  SelfAttention self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
+                               const RelativePositions& rel) const;
   // The attention block's output before its LayerNorm: the output projection of ctx [B, heads, S,
   // head_dim] plus the residual x, the layer's input [B * S, hidden].
   at::Tensor attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;

@@ -32,8 +32,8 @@ at::Tensor activate(const at::Tensor& x, HeadActivationKind a) {
 // One layer's attention context [R, heads, n, head_dim] for R unpadded rows of n tokens, each head's
 // probabilities multiplied by its gate first when `gate` ([R, heads]) is given.
 at::Tensor attend(const BertEncoder::Impl& m, const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
-                  const at::Tensor& bias, const at::Tensor& gate) {
-  const SelfAttention a = m.self_attention(L, x, R, n, bias);
+                  const RelativePositions& rel, const at::Tensor& gate) {
+  const SelfAttention a = m.self_attention(L, x, R, n, rel);
   if (!gate.defined()) return at::matmul(a.probs, a.v);
   return at::matmul(a.probs * gate.view({R, m.cfg.num_heads, 1, 1}), a.v);
 }
@@ -45,12 +45,12 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
   const int64_t R = static_cast<int64_t>(rows.size()), n = batch.lengths[static_cast<std::size_t>(rows[0])];
   const int64_t H = c.hidden_size, NH = c.num_heads, D = c.head_dim(), LN = c.num_layers;
   const RowGroup in = gather_rows(batch, rows, m.device);
-  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(n) : at::Tensor();
+  const RelativePositions rel = m.relative_positions(n);
   std::vector<at::Tensor> inputs, contexts;  // each layer's input and attention context, ungated
   auto x = m.embed(in.ids, in.types, R, n);
   for (int64_t li = 0; li < LN; ++li) {
     inputs.push_back(x);
-    contexts.push_back(attend(m, m.layer(li), x, R, n, bias, {}));
+    contexts.push_back(attend(m, m.layer(li), x, R, n, rel, {}));
     x = m.finish_layer(m.layer(li), contexts.back(), x);
   }
   const auto e = x.view({R, n, H}).mean(1);  // [R, H]
@@ -61,7 +61,7 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
     auto ctx = (contexts[static_cast<std::size_t>(li)].unsqueeze(0) * keep).reshape({NH * R, NH, n, D});
     auto y = m.finish_layer(m.layer(li), ctx, inputs[static_cast<std::size_t>(li)].repeat({NH, 1}));
     for (int64_t above = li + 1; above < LN; ++above)
-      y = m.finish_layer(m.layer(above), attend(m, m.layer(above), y, NH * R, n, bias, {}), y);
+      y = m.finish_layer(m.layer(above), attend(m, m.layer(above), y, NH * R, n, rel, {}), y);
     const auto e_ablated = y.view({NH, R, n, H}).mean(2);                       // [NH, R, H]
     const auto d = (1 - at::cosine_similarity(e.unsqueeze(0), e_ablated, -1)).t().contiguous();  // [R, NH]
     const float* dp = d.data_ptr<float>();
@@ -123,11 +123,11 @@ void differentiate(const BertEncoder::Impl& m, const TokenBatch& batch, std::vec
     }
   c10::AutoGradMode grad(true);
   const RowGroup in = gather_rows(masked_batch, rows, m.device);
-  const at::Tensor bias = m.relative_bias.defined() ? m.position_bias(n) : at::Tensor();
+  const RelativePositions rel = m.relative_positions(n);
   auto gate = at::ones({R, LN, NH}, at::TensorOptions().device(m.device)).set_requires_grad(true);
   auto x = m.embed(in.ids, in.types, R, n);
   for (int64_t li = 0; li < LN; ++li)
-    x = m.finish_layer(m.layer(li), attend(m, m.layer(li), x, R, n, bias, gate.select(1, li)), x);
+    x = m.finish_layer(m.layer(li), attend(m, m.layer(li), x, R, n, rel, gate.select(1, li)), x);
   head_loss(m, x.view({R, n, c.hidden_size}), req, rows, flat_masked, targets, weights).backward();
   const auto g = gate.grad().abs().cpu().contiguous();
   const float* gp = g.data_ptr<float>();

@@ -33,6 +33,24 @@ struct BertConfig {
   int64_t relative_attention_max_distance = 128;
   bool scale_query_first = false;          // DistilBERT: q / sqrt(d) before QK^T (BERT divides the scores)
   int64_t shared_layer_groups = 0;         // ALBERT: layers share the weights of this many groups; 0: none
+  bool absolute_positions = true;          // position embeddings added to the input (DeBERTa: position_biased_input)
+  bool norm_after_projection = false;      // DeBERTa: embed_proj (no bias) first, then the LayerNorm over hidden_size
+
+  // DeBERTa-v2/v3's disentangled attention: the scores add content-to-position (c2p: query . position key)
+  // and position-to-content (p2c: key . position query) terms, looked up by relative-position bucket.
+  struct Disentangled {
+    bool on = false;        // DeBERTa's attention: scale sqrt(head_dim * terms()), applied to the keys
+    bool relative = false;  // relative_attention: rel_embeddings exist and c2p/p2c are added
+    bool c2p = false, p2c = false;       // pos_att_type
+    int64_t position_buckets = 0;        // > 0: log buckets (make_log_bucket_position); else raw distances
+    int64_t max_relative_positions = 0;  // distances beyond it share the last bucket
+    bool share_att_key = false;          // position keys/queries through the content key/query projections
+    bool norm_rel_embeddings = false;    // norm_rel_ebd layer_norm: rel_embeddings through encoder.LayerNorm
+    int64_t span() const { return position_buckets > 0 ? position_buckets : max_relative_positions; }
+    int64_t terms() const { return 1 + (c2p ? 1 : 0) + (p2c ? 1 : 0); }
+    bool adds_c2p() const { return relative && c2p; }
+    bool adds_p2c() const { return relative && p2c; }
+  } disentangled;
 
   int64_t head_dim() const { return hidden_size / num_heads; }
   // Layers whose weights the checkpoint stores, and the one layer `layer` computes with (ALBERT's

@@ -35,6 +35,11 @@ inline constexpr const char* kOutW = "output.dense.weight";
 inline constexpr const char* kOutB = "output.dense.bias";
 inline constexpr const char* kOutLnW = "output.LayerNorm.weight";
 inline constexpr const char* kOutLnB = "output.LayerNorm.bias";
+// DeBERTa without share_att_key: the position projections of c2p and p2c
+inline constexpr const char* kPosKeyW = "attention.self.pos_key_proj.weight";
+inline constexpr const char* kPosKeyB = "attention.self.pos_key_proj.bias";
+inline constexpr const char* kPosQueryW = "attention.self.pos_query_proj.weight";
+inline constexpr const char* kPosQueryB = "attention.self.pos_query_proj.bias";
 }  // namespace layer_tensor
 
 namespace embedding_tensor {
@@ -48,6 +53,9 @@ inline constexpr const char* kProjectB = "embeddings_project.bias";
 }  // namespace embedding_tensor
 
 inline constexpr const char* kRelativeAttentionBias = "encoder.relative_attention_bias.weight";  // [buckets, heads]
+inline constexpr const char* kRelEmbeddings = "encoder.rel_embeddings.weight";  // DeBERTa: [2 * span, hidden]
+inline constexpr const char* kRelNormW = "encoder.LayerNorm.weight";            // DeBERTa: norm_rel_ebd layer_norm
+inline constexpr const char* kRelNormB = "encoder.LayerNorm.bias";
 
 std::string layer_tensor_name(int64_t layer, const char* suffix);
 

@@ -16,7 +16,7 @@ namespace attnscan {
 // The pair template of a family's slow tokenizer: `[CLS] A [SEP] B [SEP]` or `<s> A </s></s> B </s>`.
 enum class TemplateKind { Bert, Roberta };
 // The slow (Python) class that reads a family's SentencePiece `*.model`.
-enum class SentencePieceFlavour { None, XlmRoberta, Albert };
+enum class SentencePieceFlavour { None, XlmRoberta, Albert, Deberta };
 
 struct TokenizerFacts {
   std::string model_type = "bert";  // config.json's, for messages
@@ -44,7 +44,7 @@ struct TokenizerConfigFiles {
   std::filesystem::path map_file;     // DIR/special_tokens_map.json, empty when absent
   // tokenizer_config.json
   std::optional<bool> do_lower_case, strip_accents, tokenize_chinese_chars, do_basic_tokenize, add_prefix_space,
-      remove_space, keep_accents;
+      remove_space, keep_accents, split_by_punct;
   std::optional<double> model_max_length;  // HF writes 1e30 when unset
   std::string tokenizer_class;
   SpecialTokenNames specials;

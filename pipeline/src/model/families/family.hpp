@@ -57,5 +57,6 @@ const ModelFamily& albert_family();
 const ModelFamily& distilbert_family();
 const ModelFamily& electra_family();
 const ModelFamily& mpnet_family();
+const ModelFamily& deberta_v2_family();
 
 }  // namespace attnscan

@@ -13,6 +13,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &electra_family(),
       &albert_family(),
       &mpnet_family(),
+      &deberta_v2_family(),
   };
   return families;
 }

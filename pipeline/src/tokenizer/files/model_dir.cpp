@@ -7,8 +7,8 @@ namespace attnscan {
 namespace {
 
 // The slow tokenizer's file of each kind in `dir`, "" when absent.
-constexpr const char* kSentencePieceFiles[] = {"sentencepiece.bpe.model", "spiece.model", "sentencepiece.model",
-                                               "tokenizer.model"};
+constexpr const char* kSentencePieceFiles[] = {"sentencepiece.bpe.model", "spiece.model", "spm.model",
+                                               "sentencepiece.model", "tokenizer.model"};
 
 std::filesystem::path sentencepiece_file(const std::filesystem::path& dir) {
   for (const char* name : kSentencePieceFiles)
@@ -18,8 +18,8 @@ std::filesystem::path sentencepiece_file(const std::filesystem::path& dir) {
 
 constexpr const char* kFilesWanted =
     "vocab.txt (WordPiece, the slow BertTokenizer), vocab.json + merges.txt (byte-level BPE, the slow "
-    "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model, spiece.model, sentencepiece.model or "
-    "tokenizer.model (Unigram, the slow XLMRobertaTokenizer / AlbertTokenizer), or tokenizer.json (the fast "
+    "RobertaTokenizer), a SentencePiece model: sentencepiece.bpe.model, spiece.model, spm.model, sentencepiece.model "
+    "or tokenizer.model (Unigram, the slow XLMRobertaTokenizer / AlbertTokenizer / DebertaV2Tokenizer), or tokenizer.json (the fast "
     "tokenizer: WordPiece, BPE or Unigram)";
 
 // Auto and Slow resolved to the file kind the directory has.
@@ -67,7 +67,7 @@ Tokenizer Tokenizer::from_model_dir(const std::filesystem::path& dir, const Toke
       const auto spm = sentencepiece_file(dir);
       if (spm.empty())
         throw ModelError(dir.string() + ": no SentencePiece model (sentencepiece.bpe.model, spiece.model, "
-                         "sentencepiece.model or tokenizer.model) in the model directory");
+                         "spm.model, sentencepiece.model or tokenizer.model) in the model directory");
       return Tokenizer(detail::sentencepiece_recipe(spm, facts, files));
     }
     default: return Tokenizer(detail::vocab_txt_recipe(dir, facts, files));

@@ -96,6 +96,7 @@ TokenizerConfigFiles read_tokenizer_config_files(const std::filesystem::path& di
   f.add_prefix_space = optional_field<bool>(j, file, "add_prefix_space");
   f.remove_space = optional_field<bool>(j, file, "remove_space");
   f.keep_accents = optional_field<bool>(j, file, "keep_accents");
+  f.split_by_punct = optional_field<bool>(j, file, "split_by_punct");
   if (auto it = j.find("model_max_length"); it != j.end() && it->is_number()) f.model_max_length = it->get<double>();
   f.tokenizer_class = optional_field<std::string>(j, file, "tokenizer_class").value_or("");
   f.specials = special_names(j, file);

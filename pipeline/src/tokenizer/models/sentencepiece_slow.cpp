@@ -132,6 +132,10 @@ std::vector<SpanPiece> SentencePieceSlowModel::pieces(NormalizedText text) const
     return p;
   };
   if (options_.flavour == Flavour::XlmRoberta) return encode(std::move(text));
+  if (options_.flavour == Flavour::Deberta) {  // DebertaV2Tokenizer._tokenize: lower(), then SentencePiece
+    if (options_.do_lower_case) python_lowercase(text);
+    return encode(std::move(text));
+  }
   // AlbertTokenizer.preprocess_text
   if (options_.remove_space) collapse_spaces(text, sp_.removes_extra_whitespaces());
   for (const std::u32string from : {U"``", U"''"}) {

@@ -147,15 +147,16 @@ class FastSubwordModel : public SubwordModel {
 // ---------------------------------------------------------------------------------------------
 // SentencePiece models (sentencepiece_slow.cpp over sentencepiece_model.hpp, attnscan's own reader
 // and encoder of `*.model` files), as the slow XLMRobertaTokenizer (fairseq's ids: <s> 0, <pad> 1,
-// </s> 2, <unk> 3, SentencePiece's ids + 1, <mask> last) and AlbertTokenizer (its own preprocessing,
-// the "9," split) use them.
+// </s> 2, <unk> 3, SentencePiece's ids + 1, <mask> last), AlbertTokenizer (its own preprocessing,
+// the "9," split) and DebertaV2Tokenizer (SentencePiece's pieces and ids as they are) use them.
 class SentencePieceSlow : public SubwordModel {
  public:
-  enum class Flavour { XlmRoberta, Albert };
+  enum class Flavour { XlmRoberta, Albert, Deberta };
   struct Options {
     Flavour flavour = Flavour::XlmRoberta;
-    bool do_lower_case = false, remove_space = true, keep_accents = false;  // ALBERT
-    std::vector<std::string> lowercase_skip;  // ALBERT: special tokens kept as written when lowercasing
+    bool do_lower_case = false;                        // ALBERT, DeBERTa
+    bool remove_space = true, keep_accents = false;    // ALBERT
+    std::vector<std::string> lowercase_skip;  // special tokens kept as written when lowercasing
   };
   // The ids as HF's slow tokenizer numbers them (id -> piece); the added tokens override.
   virtual Vocab vocab() const = 0;
