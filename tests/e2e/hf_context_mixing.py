@@ -39,6 +39,9 @@ def parts(model, layer):
         groups = model.config.num_hidden_groups
         block = model.encoder.albert_layer_groups[layer * groups // model.config.num_hidden_layers].albert_layers[0]
         return block, block.attention.value, block.attention.dense, block.attention.LayerNorm
+    if kind == "deberta-v2":
+        block = model.encoder.layer[layer]
+        return block, block.attention.self.value_proj, block.attention.output.dense, block.attention.output.LayerNorm
     block = model.encoder.layer[layer]  # bert, roberta, xlm-roberta, electra
     return block, block.attention.self.value, block.attention.output.dense, block.attention.output.LayerNorm
 
@@ -47,6 +50,9 @@ def run_layer(model, block, x):
     """The layer's output for input x [1, n, hidden], as the encoder calls it."""
     if model.config.model_type == "mpnet":
         return block(x, position_bias=model.encoder.compute_position_bias(x))[0]
+    if model.config.model_type == "deberta-v2":  # the layer returns its output alone
+        mask = model.encoder.get_attention_mask(torch.ones(x.shape[:2], dtype=torch.long))
+        return block(x, mask, rel_embeddings=model.encoder.get_rel_embedding())
     if model.config.model_type == "distilbert":
         return block(x, attn_mask=torch.ones(x.shape[:2], dtype=torch.long))[-1]
     return block(x)[0]

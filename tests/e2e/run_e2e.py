@@ -448,7 +448,7 @@ def test_every_family_runs_shards_merges_and_reports():
     """Each family end to end on STS-B dev rows: a run equals the merge of its shards, the delimiter
     finds the begin and separator tokens of every template (finite scores), heads and report read it."""
     need_datasets()
-    for family in ("distilbert", "electra-discriminator", "mpnet", "roberta", "xlm-roberta", "albert"):
+    for family in ("distilbert", "electra-discriminator", "mpnet", "roberta", "xlm-roberta", "albert", "deberta-v3"):
         args = [*STSB_DEV, "--model", family_model(family), "--set", "dataset.max_rows=120", "--set",
                 "pipeline.block_rows=40", "--set", "detectors=next_token,delimiter,subword_siblings"]
         single = run_single_and_sharded(args, family)
@@ -591,7 +591,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
     """output.value_zeroing and output.alti equal the HF-side references of hf_context_mixing.py (value
     zeroing: HF's layers rerun with a hook zeroing token j's values; ALTI: the paper's equations in numpy on
     HF's hidden states; both in float64) within 1e-4, for MiniLM and all-mpnet-base-v2 (and the random models
-    of the other five families); rows sum to 1; the
+    of the other six families); rows sum to 1; the
     ALTI rollout equals numpy's product of the stored ALTI within 1e-6; detectors with map: value_zeroing,
     alti and alti_rollout equal the numpy patterns on those maps; attention and weights scores are bit for
     bit those of a run without the maps; a sharded run merges to the same file, verify checks it, a SIGKILLed
@@ -654,7 +654,7 @@ def test_context_mixing_matches_hf_resumes_shards_and_verifies():
             assert worst_decomposition <= 1e-9 and worst_rollout <= 1e-6 and worst_rows <= 1e-5, model
             assert worst_score <= 1e-5, (model, worst_score)
     # every other family, on its random model (tests/reference/make_family_fixtures.py)
-    for family in ("distilbert", "electra-discriminator", "roberta", "xlm-roberta", "albert"):
+    for family in ("distilbert", "electra-discriminator", "roberta", "xlm-roberta", "albert", "deberta-v3"):
         model = family_model(family)
         target = out(f"mix_{family}.h5")
         run("run", *STSB_DEV, "--model", model, "--set", "dataset.max_rows=2", "--set", "output.value_zeroing=true",

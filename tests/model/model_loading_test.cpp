@@ -162,12 +162,13 @@ TEST(ModelLoadingErrors, TensorWithInconsistentByteCountIsNamed) {
 
 TEST(ModelLoadingErrors, UnsupportedArchitectureIsNamed) {
   test::BuildOptions o;
-  o.model_type = "deberta-v2";
+  o.model_type = "modernbert";
   auto dir = test::build_model(test::scratch_dir("err_arch"), test::tiny_shape(), o);
   auto msg = load_error(dir);
   EXPECT_MENTIONS(msg, (dir / "config.json").string());
-  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'deberta-v2'");
-  EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'roberta', 'xlm-roberta', 'distilbert', 'electra', 'albert', 'mpnet'");
+  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'modernbert'");
+  EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'roberta', 'xlm-roberta', 'distilbert', 'electra', 'albert', 'mpnet', "
+                       "'deberta-v2'");
 }
 
 namespace {
@@ -235,6 +236,33 @@ TEST(ModelLoadingErrors, AlbertLayerGroupsAreChecked) {
   config["num_hidden_groups"] = 4;  // more groups than the 3 layers
   std::ofstream(dir / "config.json") << config.dump();
   EXPECT_MENTIONS(load_error(dir), "num_hidden_groups must be between 1 and num_hidden_layers, got 4");
+}
+
+// DeBERTa: what attnscan does not implement is refused by field, and tensors are named as the checkpoint
+// names them (the v2-shaped fixture has its own position projections).
+TEST(ModelLoadingErrors, DebertaSettingsAndTensorsAreNamed) {
+  auto dir = family_model_copy("deberta-v2", "err_deberta");
+  if (dir.empty())
+    GTEST_SKIP() << "deberta-v2 fixture missing: made by tests/reference/make_family_fixtures.py during the README test command";
+  const auto config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+  const auto c = load_model(dir).config;
+  EXPECT_TRUE(c.disentangled.adds_c2p() && !c.disentangled.adds_p2c() && !c.disentangled.share_att_key);
+  auto with = [&](const char* key, const nlohmann::json& value) {
+    auto changed = config;
+    changed[key] = value;
+    std::ofstream(dir / "config.json") << changed.dump();
+    return load_error(dir);
+  };
+  EXPECT_MENTIONS(with("conv_kernel_size", 3), "conv_kernel_size 3 is not supported");
+  EXPECT_MENTIONS(with("pos_att_type", "c2p|p2p"), "pos_att_type 'p2p' is not supported (supported: c2p, p2c)");
+  EXPECT_MENTIONS(with("pos_att_type", 5), "field 'pos_att_type' must be a list or a string");
+  // p2c as well: its projection is missing from the checkpoint
+  EXPECT_MENTIONS(with("pos_att_type", "c2p|p2c"),
+                  "missing tensor 'deberta.encoder.layer.0.attention.self.pos_query_proj.weight' [32, 32]");
+  std::ofstream(dir / "config.json") << config.dump();
+  rename_tensor(dir, "deberta.encoder.layer.1.attention.self.query_proj.weight",
+                "deberta.encoder.layer.1.attention.self.query_proX.weight");
+  EXPECT_MENTIONS(load_error(dir), "missing tensor 'deberta.encoder.layer.1.attention.self.query_proj.weight' [32, 32]");
 }
 
 TEST(ModelLoadingErrors, MissingFilesAndBadConfigFieldsAreNamed) {

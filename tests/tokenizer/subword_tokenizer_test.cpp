@@ -139,6 +139,7 @@ INSTANTIATE_TEST_SUITE_P(Trained, SubwordHfParity,
                          testing::Values(ParityCase{"roberta", "slow"}, ParityCase{"roberta", "fast"},
                                          ParityCase{"xlm-roberta", "slow"}, ParityCase{"xlm-roberta", "fast"},
                                          ParityCase{"albert", "slow"}, ParityCase{"albert", "fast"},
+                                         ParityCase{"deberta-v2", "slow"}, ParityCase{"deberta-v2", "fast"},
                                          ParityCase{"wordlevel", "fast"}),
                          case_name);
 

@@ -115,7 +115,7 @@ BertConfig config_of(const std::string& model, const std::filesystem::path& dir)
 
 // Whether `dir` has a slow tokenizer's file besides tokenizer.json.
 bool has_slow_file(const std::filesystem::path& dir) {
-  for (const char* f : {"vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model"})
+  for (const char* f : {"vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model", "spm.model"})
     if (std::filesystem::exists(dir / f)) return true;
   return false;
 }

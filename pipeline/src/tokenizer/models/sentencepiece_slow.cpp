@@ -134,6 +134,12 @@ std::vector<SpanPiece> SentencePieceSlowModel::pieces(NormalizedText text) const
   if (options_.flavour == Flavour::XlmRoberta) return encode(std::move(text));
   if (options_.flavour == Flavour::Deberta) {  // DebertaV2Tokenizer._tokenize: lower(), then SentencePiece
     if (options_.do_lower_case) python_lowercase(text);
+    // SentencePiece drops the whitespace at either end; stripped first, it is not part of the first
+    // piece's characters (as DeBERTa's tokenizer.json, whose Strip normalizer runs first)
+    NormalizerStep ends;
+    ends.kind = NormalizerStep::Kind::Strip;
+    ends.strip_left = ends.strip_right = true;
+    strip(ends, text);
     return encode(std::move(text));
   }
   // AlbertTokenizer.preprocess_text
