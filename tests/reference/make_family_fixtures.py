@@ -44,7 +44,9 @@ def write_reference(encoder, tok, pairs, out, max_length, fast=None):
     encoder.eval()
     with torch.inference_mode():
         for i, (a, b) in enumerate(pairs):
-            enc = tok(a, b, truncation="longest_first", max_length=max_length, return_tensors="pt")
+            # token type ids asked for: the template's, also where the model takes none (ModernBERT)
+            enc = tok(a, b, truncation="longest_first", max_length=max_length, return_tensors="pt",
+                      return_token_type_ids=True)
             types = enc.get("token_type_ids")
             kwargs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
             if types is not None and "token_type_ids" in encoder.forward.__code__.co_varnames:

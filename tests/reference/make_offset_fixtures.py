@@ -6,7 +6,7 @@
 The `offset_mapping` of Hugging Face's fast tokenizers (tokenizer.json), in code points (Python str
 indices) into each sentence, for the WordPiece models under --models (all-MiniLM-L6-v2: lowercasing and
 accent stripping; all-mpnet-base-v2) and the trained byte-level BPE, Unigram and WordLevel tokenizers
-under --tokenizers (roberta, xlm-roberta, albert, deberta-v2, wordlevel; train_tokenizers.py): every pair of
+under --tokenizers (roberta, xlm-roberta, albert, deberta-v2, modernbert, wordlevel; train_tokenizers.py): every pair of
 make_tokenizer_fixtures.py (untruncated and, every 10th and the hard pairs, truncated longest_first at a
 short max_length) and every hard case as a single sentence. One JSON line per encoding:
   {"model", "dir", "source", "a", "b" (null: single), "max_length", "ids", "tokens", "offsets": [[s, e]...],
@@ -23,7 +23,7 @@ from make_tokenizer_fixtures import SHORT_LENGTHS  # noqa: E402
 from make_subword_fixtures import texts_with_subword_cases  # noqa: E402
 
 MODELS = ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]
-TOKENIZERS = ["roberta", "xlm-roberta", "albert", "deberta-v2", "wordlevel"]
+TOKENIZERS = ["roberta", "xlm-roberta", "albert", "deberta-v2", "modernbert", "wordlevel"]
 
 
 def rows(name, d, texts, pairs):

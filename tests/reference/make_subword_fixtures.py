@@ -3,14 +3,14 @@
 
   make_subword_fixtures.py --tokenizers DIR --datasets ../shared/datasets --out FILE.jsonl
 
-For every trained tokenizer directory under --tokenizers (train_tokenizers.py: roberta = byte-level BPE,
+For every trained tokenizer directory under --tokenizers (train_tokenizers.py: roberta and modernbert = byte-level BPE,
 xlm-roberta, albert and deberta-v2 = SentencePiece Unigram, wordlevel = WordLevel), the slow tokenizer where there is
 one (RobertaTokenizer over vocab.json + merges.txt, XLMRobertaTokenizer / AlbertTokenizer / DebertaV2Tokenizer over the
 SentencePiece model; WordLevel has none) and the fast one (tokenizer.json), over the same sentences, pairs
 (untruncated and at short max_length, longest_first) and hard cases as make_tokenizer_fixtures.py, plus
 special-token strings of every family written in text and cases for the BPE split pattern and
 SentencePiece's normalisation. Rows as make_tokenizer_fixtures.py writes them, with "model" the directory
-name ("roberta", "xlm-roberta", "albert", "deberta-v2", "wordlevel").
+name ("roberta", "xlm-roberta", "albert", "deberta-v2", "modernbert", "wordlevel").
 """
 import argparse
 import os
@@ -19,8 +19,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_tokenizer_fixtures import texts_and_pairs, write_rows  # noqa: E402
 
-TOKENIZERS = ["roberta", "xlm-roberta", "albert", "deberta-v2", "wordlevel"]
-KINDS = {"wordlevel": ("fast",)}  # no slow class (PreTrainedTokenizerFast only); the others: ("slow", "fast")
+TOKENIZERS = ["roberta", "xlm-roberta", "albert", "deberta-v2", "modernbert", "wordlevel"]
+KINDS = {"wordlevel": ("fast",), "modernbert": ("fast",)}  # no slow class (PreTrainedTokenizerFast only); the others: ("slow", "fast")
 SUBWORD_CASES = [
     "<s>hello</s> <s> world </s>", "x <mask> y<mask>z  <mask>", "<unk> [UNK] <pad>",
     "a [CLS] b [SEP] c [MASK] d", "[CLS]", " [SEP]", "[MASK]x", "<s>", "</s>", "<mask>",

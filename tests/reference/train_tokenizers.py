@@ -14,6 +14,8 @@ tokenizers' WordLevelTrainer and saved as transformers' PreTrainedTokenizerFast 
   DIR/albert/       SentencePiece Unigram, lowercased: spiece.model (AlbertTokenizer), tokenizer.json
   DIR/deberta-v2/   SentencePiece Unigram with DeBERTa-v3's ids ([PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3):
                     spm.model (DebertaV2Tokenizer), tokenizer.json
+  DIR/modernbert/   byte-level BPE as ModernBERT's (NFC, TemplateProcessing [CLS] A [SEP] B [SEP], [MASK]
+                    with lstrip): tokenizer.json, tokenizer_config.json (PreTrainedTokenizerFast)
   DIR/wordlevel/    WordLevel (whole words, [UNK] for the rest), BERT-like: normalizer Sequence[NFD,
                     Lowercase, StripAccents], BertPreTokenizer, TemplateProcessing [CLS] $A [SEP] /
                     [CLS] $A [SEP] $B:1 [SEP]:1; tokenizer.json, tokenizer_config.json
@@ -103,6 +105,33 @@ def train_deberta(sentences, out):
     DebertaV2TokenizerFast.from_pretrained(out).save_pretrained(out)
 
 
+MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]  # ids 0..4, in ModernBERT's order
+
+
+def train_modernbert(sentences, out):
+    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import BPE
+    from tokenizers.trainers import BpeTrainer
+    from transformers import PreTrainedTokenizerFast
+    # as ModernBERT's tokenizer.json: NFC, byte-level BPE without a prefix space, [CLS] A [SEP] B [SEP] with
+    # TemplateProcessing, [MASK] with lstrip; no slow class; no token type ids among the model's inputs
+    tok = Tokenizer(BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = BpeTrainer(vocab_size=VOCAB_SIZE, min_frequency=2, special_tokens=MODERNBERT_SPECIALS,
+                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(sentences, trainer=trainer)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0", pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    os.makedirs(out, exist_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                            sep_token="[SEP]", mask_token=AddedToken("[MASK]", lstrip=True, normalized=False),
+                            model_input_names=["input_ids", "attention_mask"], model_max_length=8192).save_pretrained(out)
+
+
 WORDLEVEL_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0..4, in this order
 
 
@@ -145,7 +174,8 @@ def main():
     logging.set_verbosity_error()
     sentences = training_sentences(args.datasets)
     for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert),
-                        ("deberta-v2", train_deberta), ("wordlevel", train_wordlevel)):
+                        ("deberta-v2", train_deberta), ("modernbert", train_modernbert),
+                        ("wordlevel", train_wordlevel)):
         train(sentences, os.path.join(args.out, name))
         print(f"{args.out}/{name}: {sorted(os.listdir(os.path.join(args.out, name)))}")
 

@@ -34,7 +34,7 @@ BertConfig config_for(const std::string& model_type) {
 std::string model_type_of(const std::string& dir) { return dir == "wordlevel" ? "bert" : dir; }
 
 SubwordKind kind_of(const std::string& dir) {
-  if (dir == "roberta") return SubwordKind::ByteLevelBpe;
+  if (dir == "roberta" || dir == "modernbert") return SubwordKind::ByteLevelBpe;
   return dir == "wordlevel" ? SubwordKind::WordLevel : SubwordKind::Unigram;
 }
 
@@ -140,6 +140,7 @@ INSTANTIATE_TEST_SUITE_P(Trained, SubwordHfParity,
                                          ParityCase{"xlm-roberta", "slow"}, ParityCase{"xlm-roberta", "fast"},
                                          ParityCase{"albert", "slow"}, ParityCase{"albert", "fast"},
                                          ParityCase{"deberta-v2", "slow"}, ParityCase{"deberta-v2", "fast"},
+                                         ParityCase{"modernbert", "fast"},
                                          ParityCase{"wordlevel", "fast"}),
                          case_name);
 

@@ -94,7 +94,7 @@ void mix(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<
     const Layer& L = m.layer(li);
     const SelfAttention a = m.self_attention(L, x, R, n, rel);
     const auto pre = m.attention_residual(L, at::matmul(a.probs, a.v), x);
-    const auto y1 = m.attention_norm(L, pre);
+    const auto y1 = m.cfg.pre_norm ? pre : m.attention_norm(L, pre);  // pre-norm: the FFN's norm comes inside it
     const auto y = m.feed_forward(L, y1);
     if (req.value_zeroing) store_layer(normalise_rows(value_zeroing(m, L, a, x, y, R, n)), g, li, out.value_zeroing, LN);
     if (req.alti) store_layer(normalise_rows(alti(m, L, a, x, pre, y1, R, n)), g, li, out.alti, LN);

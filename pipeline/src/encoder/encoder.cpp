@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -120,10 +121,24 @@ at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled
   return at::clamp(rel + d.span(), 0, 2 * d.span() - 1);
 }
 
+Rotation rotary_positions(int64_t S, int64_t head_dim, double theta) {
+  auto f32 = at::TensorOptions().dtype(at::kFloat);
+  auto inv_freq = 1.0 / at::pow(theta, at::arange(0, head_dim, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) /
+                                           static_cast<double>(head_dim));
+  auto freqs = at::matmul(at::arange(S, f32).unsqueeze(1), inv_freq.unsqueeze(0));  // [S, head_dim / 2]
+  auto angles = at::cat({freqs, freqs}, -1);
+  return {angles.cos(), angles.sin()};
+}
+
 RelativePositions RelativePositions::first(int64_t m) const {
   RelativePositions r;
-  if (bias.defined()) r.bias = bias.narrow(-2, 0, m).narrow(-1, 0, m);
-  if (index.defined()) r.index = index.narrow(-2, 0, m).narrow(-1, 0, m);
+  auto block = [m](const at::Tensor& t) { return t.defined() ? t.narrow(-2, 0, m).narrow(-1, 0, m) : t; };
+  auto rows = [m](const Rotation& t) { return t.cos.defined() ? Rotation{t.cos.narrow(0, 0, m), t.sin.narrow(0, 0, m)} : t; };
+  r.bias = block(bias);
+  r.index = block(index);
+  r.window = block(window);
+  r.global = rows(global);
+  r.local = rows(local);
   return r;
 }
 
@@ -177,8 +192,16 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   m.word = dense(e::kWord);
   if (c.absolute_positions) m.position = dense(e::kPosition);
   if (c.token_types) m.token_type = dense(e::kTokenType);
+  // A bias the model has, else zeros (ModernBERT's attention_bias, mlp_bias, norm_bias false).
+  auto bias_or_zeros = [&](const std::string& name, bool present, int64_t size) {
+    return present ? to_tensor(w.get(name)) : at::zeros({size});
+  };
   m.emb_ln_w = dense(e::kLnW);
-  m.emb_ln_b = dense(e::kLnB);
+  m.emb_ln_b = bias_or_zeros(e::kLnB, c.norm_bias, m.emb_ln_w.size(0)).to(m.device);
+  if (c.pre_norm) {
+    m.final_norm_w = dense(kFinalNormW);
+    m.final_norm_b = bias_or_zeros(kFinalNormB, c.norm_bias, c.hidden_size).to(m.device);
+  }
   if (c.project_embeddings) {
     const at::Tensor project_w = to_tensor(w.get(e::kProjectW));
     const at::Tensor project_b = c.norm_after_projection ? at::zeros({c.hidden_size})  // DeBERTa: no bias
@@ -203,24 +226,37 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
           .contiguous()
           .to(m.device);
     };
+    auto bias = [&](const char* suffix, bool present, int64_t size) {
+      return bias_or_zeros(layer_tensor_name(i, suffix), present, size);
+    };
+    const int64_t H = c.hidden_size;
     Layer layer;
+    layer.local = c.is_local(i);
     if (d.adds_c2p())
       layer.pos_key = d.share_att_key ? positions_through(l::kKeyW, l::kKeyB) : positions_through(l::kPosKeyW, l::kPosKeyB);
     if (d.adds_p2c())
       layer.pos_query =
           d.share_att_key ? positions_through(l::kQueryW, l::kQueryB) : positions_through(l::kPosQueryW, l::kPosQueryB);
     // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
-    layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
-                            at::cat({get(l::kQueryB), get(l::kKeyB), get(l::kValueB)}, 0), options, m.device);
+    const bool qb = c.attention_bias, fb = c.ffn_bias;
+    if (c.fused_qkv)
+      layer.qkv = make_linear(get(l::kQkvW), bias(l::kQkvB, qb, 3 * H), options, m.device);
+    else
+      layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
+                              at::cat({bias(l::kQueryB, qb, H), bias(l::kKeyB, qb, H), bias(l::kValueB, qb, H)}, 0),
+                              options, m.device);
     const at::Tensor attn_out_w = get(l::kAttnOutW);  // [hidden out, heads * head_dim in]
-    layer.attn_out = make_linear(attn_out_w, get(l::kAttnOutB), options, m.device);
-    layer.value_out = attn_out_w.view({m.cfg.hidden_size, m.cfg.num_heads, m.cfg.head_dim()}).permute({1, 2, 0}).contiguous().to(m.device);
-    layer.inter = make_linear(get(l::kInterW), get(l::kInterB), options, m.device);
-    layer.out = make_linear(get(l::kOutW), get(l::kOutB), options, m.device);
-    layer.ln1_w = get(l::kAttnLnW).to(m.device);
-    layer.ln1_b = get(l::kAttnLnB).to(m.device);
+    layer.attn_out = make_linear(attn_out_w, bias(l::kAttnOutB, qb, H), options, m.device);
+    layer.value_out = attn_out_w.view({H, c.num_heads, c.head_dim()}).permute({1, 2, 0}).contiguous().to(m.device);
+    const int64_t inter_out = c.gated_ffn ? 2 * c.intermediate_size : c.intermediate_size;
+    layer.inter = make_linear(get(l::kInterW), bias(l::kInterB, fb, inter_out), options, m.device);
+    layer.out = make_linear(get(l::kOutW), bias(l::kOutB, fb, H), options, m.device);
+    if (!c.pre_norm || i > 0) {  // pre-norm: the first layer reads the embeddings as they are
+      layer.ln1_w = get(l::kAttnLnW).to(m.device);
+      layer.ln1_b = bias(l::kAttnLnB, c.norm_bias, H).to(m.device);
+    }
     layer.ln2_w = get(l::kOutLnW).to(m.device);
-    layer.ln2_b = get(l::kOutLnB).to(m.device);
+    layer.ln2_b = bias(l::kOutLnB, c.norm_bias, H).to(m.device);
     m.layers.push_back(std::move(layer));
   }
 }
@@ -239,6 +275,15 @@ RelativePositions BertEncoder::Impl::relative_positions(int64_t S) const {
     r.bias = at::embedding(relative_bias, buckets.to(relative_bias.device())).permute({2, 0, 1}).contiguous();
   }
   if (cfg.disentangled.relative) r.index = disentangled_position_index(S, cfg.disentangled).to(device);
+  if (cfg.global_theta > 0) {
+    auto on_device = [&](Rotation t) { return Rotation{t.cos.to(device), t.sin.to(device)}; };
+    r.global = on_device(rotary_positions(S, cfg.head_dim(), cfg.global_theta));
+    if (cfg.has_local_layers()) r.local = on_device(rotary_positions(S, cfg.head_dim(), cfg.local_theta));
+  }
+  if (cfg.has_local_layers()) {
+    auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
+    r.window = ((pos.unsqueeze(1) - pos.unsqueeze(0)).abs() <= cfg.local_window / 2).to(device);
+  }
   return r;
 }
 
@@ -252,7 +297,8 @@ double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) co
   const double T = static_cast<double>(batch * seq_len), H = static_cast<double>(c.hidden_size);
   const double I = static_cast<double>(c.intermediate_size), S = static_cast<double>(seq_len);
   const double qkv = 2.0 * T * 3.0 * H * H, scores = 2.0 * T * S * H;      // QKV; QK^T
-  const double rest = 2.0 * T * (H * H + 2.0 * H * I) + 2.0 * T * S * H;  // attention output, FFN; PV
+  const double ffn = (c.gated_ffn ? 3.0 : 2.0) * H * I;                    // GeGLU: [a | g] is 2I wide
+  const double rest = 2.0 * T * (H * H + ffn) + 2.0 * T * S * H;           // attention output, FFN; PV
   const double layers = static_cast<double>(c.num_layers);
   // Without hidden states the last layer stops at its attention probabilities (see Impl::forward).
   return layers * (qkv + scores) + (hidden_states ? layers : layers - 1.0) * rest;
@@ -299,14 +345,37 @@ at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& typ
   return x;
 }
 
+namespace {
+
+// x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1] for x = [x1, x2] along the last dimension.
+at::Tensor rotate(const at::Tensor& x, const Rotation& r) {
+  const int64_t half = x.size(-1) / 2;
+  auto halves = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * r.cos + halves * r.sin;
+}
+
+}  // namespace
+
 at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k,
                                                const RelativePositions& rel) const {
   const auto& d = cfg.disentangled;
   const auto D = static_cast<double>(cfg.head_dim());
-  if (!d.on) {  // QK^T / sqrt(d) in the order the family's reference code computes it (the rounding differs)
-    const double scale = std::sqrt(D);
-    at::Tensor scores = cfg.scale_query_first ? at::matmul(q / scale, k) : at::matmul(q, k).div_(scale);
+  if (!d.on) {
+    at::Tensor qr = q, kr = k;
+    if (const Rotation& turn = L.local ? rel.local : rel.global; turn.cos.defined()) {  // rotary positions
+      qr = rotate(q, turn);
+      kr = rotate(k.transpose(-1, -2), turn).transpose(-1, -2);
+    }
+    at::Tensor scores;
+    switch (cfg.score_scaling) {  // in the order the family's reference code computes it (the rounding differs)
+      case BertConfig::ScoreScaling::DivideScores: scores = at::matmul(qr, kr).div_(std::sqrt(D)); break;
+      case BertConfig::ScoreScaling::DivideQueries: scores = at::matmul(qr / std::sqrt(D), kr); break;
+      case BertConfig::ScoreScaling::MultiplyScores: scores = at::matmul(qr, kr).mul_(std::pow(D, -0.5)); break;
+    }
     if (rel.bias.defined()) scores = scores + rel.bias;
+    // A local layer: keys outside the window get the lowest float, so exactly 0 after the softmax
+    if (L.local && rel.window.defined())
+      scores.masked_fill_(rel.window.logical_not(), std::numeric_limits<float>::lowest());
     return scores;
   }
   // DeBERTa's DisentangledSelfAttention: a float32 scale sqrt(head_dim * terms), the keys divided by it
@@ -324,10 +393,20 @@ at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor&
   return position.defined() ? scores + position : scores;
 }
 
+at::Tensor BertEncoder::Impl::attention_input(const Layer& L, const at::Tensor& x) const {
+  if (!cfg.pre_norm || !L.ln1_w.defined()) return x;
+  return at::layer_norm(x, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
+}
+
+at::Tensor BertEncoder::Impl::final_output(const at::Tensor& x) const {
+  if (!final_norm_w.defined()) return x;
+  return at::layer_norm(x, {cfg.hidden_size}, final_norm_w, final_norm_b, cfg.layer_norm_eps);
+}
+
 SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
                                                 const RelativePositions& rel) const {
   const int64_t NH = cfg.num_heads, D = cfg.head_dim();
-  auto qkv = L.qkv(x).view({R, n, 3, NH, D});
+  auto qkv = L.qkv(attention_input(L, x)).view({R, n, 3, NH, D});
   auto q = qkv.select(2, 0).permute({0, 2, 1, 3});
   auto k = qkv.select(2, 1).permute({0, 2, 3, 1});
   return {at::softmax(attention_scores(L, q, k, rel), -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
@@ -343,17 +422,26 @@ at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& p
 
 at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) const {
   const auto& c = cfg;
-  auto inter = L.inter(y);
+  auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
+  auto inter = L.inter(c.pre_norm ? norm(y) : y);
+  at::Tensor gate;
+  if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
+    auto parts = inter.chunk(2, -1);
+    inter = parts[0];
+    gate = parts[1];
+  }
   switch (c.activation) {
     case Activation::GeluErf: inter = at::gelu(inter); break;
     case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
     case Activation::Relu: inter = at::relu(inter); break;
   }
-  return at::layer_norm(L.out(inter) + y, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+  if (gate.defined()) inter = inter * gate;
+  return c.pre_norm ? y + L.out(inter) : norm(L.out(inter) + y);
 }
 
 at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
-  return feed_forward(L, attention_norm(L, attention_residual(L, ctx, x)));
+  const at::Tensor y = attention_residual(L, ctx, x);
+  return feed_forward(L, cfg.pre_norm ? y : attention_norm(L, y));
 }
 
 std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {
@@ -427,7 +515,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
     // hidden states the last layer stops once its attention probabilities are stored. Every layer's
     // attention is computed by the same operations either way, so it is bit-identical.
     const bool attention_only = !want_hidden && li + 1 == c.num_layers;
-    auto qkv = L.qkv(x).view({B, S, 3, NH, D});
+    auto qkv = L.qkv(attention_input(L, x)).view({B, S, 3, NH, D});
     auto q = qkv.select(2, 0).permute({0, 2, 1, 3});  // [B, NH, S, D]
     auto k = qkv.select(2, 1).permute({0, 2, 3, 1});  // [B, NH, D, S]
     auto v = qkv.select(2, 2).permute({0, 2, 1, 3});

@@ -40,12 +40,20 @@ struct Layer {
   // DeBERTa: the relative-position embeddings through the layer's position key (c2p) and query (p2c)
   // projections, [heads, head_dim, 2 * span]; weights only, so computed once at load.
   at::Tensor pos_key, pos_query;
+  bool local = false;  // ModernBERT: a sliding-window layer (its own rotary theta)
+};
+
+// Rotary positions: cos and sin of each position's angles, [n, head_dim].
+struct Rotation {
+  at::Tensor cos, sin;
 };
 
 // What a layer's scores add for relative positions, for rows of n tokens (positions 0 .. n - 1).
 struct RelativePositions {
   at::Tensor bias;   // MPNet: [heads, n, n], added to the scores
   at::Tensor index;  // DeBERTa: [n, n], the relative-position embedding row of (query i, key j)
+  Rotation global, local;  // ModernBERT: the rotations of global and local layers
+  at::Tensor window;       // ModernBERT: [n, n] bool, true where a local layer's query i sees key j
   // The top-left m x m block: the same for rows of m <= n tokens.
   RelativePositions first(int64_t m) const;
 };
@@ -61,6 +69,8 @@ at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_
 // DeBERTa's rel_embeddings row of each (query i, key j): clamp(bucket(i - j) + span, 0, 2 span - 1), with
 // make_log_bucket_position's float32 arithmetic when position_buckets > 0.
 at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled& d);
+// Rotary cos/sin of positions 0 .. S - 1 for a head size and theta, in float32 as the reference code.
+Rotation rotary_positions(int64_t S, int64_t head_dim, double theta);
 
 // LibTorch's errors carry a C++ backtrace in what(); a user gets one line: what attnscan was doing
 // and LibTorch's message.
@@ -92,6 +102,7 @@ struct BertEncoder::Impl {
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
   std::optional<Linear> embed_project;  // ELECTRA, ALBERT: embedding_size -> hidden_size
   at::Tensor relative_bias;             // MPNet: [buckets, heads]; undefined when the family has none
+  at::Tensor final_norm_w, final_norm_b;  // pre-norm models: the norm after the last layer
   std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
   std::optional<HeadTensors> head;      // the task head of gradient importance, when one was asked for
 
@@ -110,8 +121,13 @@ struct BertEncoder::Impl {
   // The attention block's output before its LayerNorm: the output projection of ctx [B, heads, S,
   // head_dim] plus the residual x, the layer's input [B * S, hidden].
   at::Tensor attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;
-  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm
-  // The rest of the layer from the attention block's output y: FFN, residual and LayerNorm.
+  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm)
+  // What the layer's query, key and value projection reads: x, or (pre-norm) its norm of x.
+  at::Tensor attention_input(const Layer& L, const at::Tensor& x) const;
+  // The last layer's output as the model returns it (pre-norm models: through the final norm).
+  at::Tensor final_output(const at::Tensor& x) const;
+  // The rest of the layer from the attention block's output y: FFN, residual and LayerNorm (pre-norm:
+  // the norm first, then the FFN, then the residual).
   at::Tensor feed_forward(const Layer& L, const at::Tensor& y) const;
   // One layer after its attention: the three above in turn.
   at::Tensor finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;

@@ -31,9 +31,25 @@ struct BertConfig {
   int64_t position_offset = 0;             // position id of the first token (MPNet, RoBERTa: padding_idx + 1)
   int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none
   int64_t relative_attention_max_distance = 128;
-  bool scale_query_first = false;          // DistilBERT: q / sqrt(d) before QK^T (BERT divides the scores)
+  // How QK^T is scaled by 1/sqrt(d), in the order the family's reference code computes it (the rounding differs).
+  enum class ScoreScaling { DivideScores, DivideQueries, MultiplyScores };  // BERT; DistilBERT; ModernBERT
+  ScoreScaling score_scaling = ScoreScaling::DivideScores;
   int64_t shared_layer_groups = 0;         // ALBERT: layers share the weights of this many groups; 0: none
   bool absolute_positions = true;          // position embeddings added to the input (DeBERTa: position_biased_input)
+  // ModernBERT's block: pre-norm layers (the first without its attention norm) and a final norm; one fused
+  // Wqkv; a gated FFN (GeGLU: the intermediate projection gives [a | g], the output projection reads
+  // act(a) * g); biases only where the config asks for them.
+  bool pre_norm = false;
+  bool fused_qkv = false;
+  bool gated_ffn = false;
+  bool attention_bias = true, ffn_bias = true, norm_bias = true;
+  // Rotary positions (global_theta > 0) on queries and keys, and sliding-window layers: layer l is local
+  // when global_every > 0 and l % global_every != 0; a local layer's query i sees keys |i - j| <= local_window / 2
+  // and rotates with local_theta.
+  double global_theta = 0, local_theta = 0;
+  int64_t global_every = 0, local_window = 0;
+  bool is_local(int64_t layer) const { return global_every > 0 && layer % global_every != 0; }
+  bool has_local_layers() const { return global_every > 1 && num_layers > 1; }
   bool norm_after_projection = false;      // DeBERTa: embed_proj (no bias) first, then the LayerNorm over hidden_size
 
   // DeBERTa-v2/v3's disentangled attention: the scores add content-to-position (c2p: query . position key)

@@ -12,36 +12,42 @@ std::vector<TensorSpec> required_tensors(const BertConfig& c) {
   namespace l = layer_tensor;
   const int64_t normed = c.norm_after_projection ? H : E;  // the width the embeddings' LayerNorm sees
   std::vector<TensorSpec> specs = {{e::kWord, {c.vocab_size, E}}};
+  // A weight, and its bias where the model has one.
+  auto add = [&](std::string weight, std::string bias, std::vector<int64_t> shape, bool with_bias) {
+    const int64_t out = shape[0];
+    specs.push_back({std::move(weight), std::move(shape)});
+    if (with_bias) specs.push_back({std::move(bias), {out}});
+  };
   if (c.absolute_positions) specs.push_back({e::kPosition, {c.max_position_embeddings, E}});
   if (c.token_types) specs.push_back({e::kTokenType, {c.type_vocab_size, E}});
-  specs.push_back({e::kLnW, {normed}});
-  specs.push_back({e::kLnB, {normed}});
-  if (c.project_embeddings) {
-    specs.push_back({e::kProjectW, {H, E}});
-    if (!c.norm_after_projection) specs.push_back({e::kProjectB, {H}});  // DeBERTa's embed_proj has no bias
-  }
+  add(e::kLnW, e::kLnB, {normed}, c.norm_bias);
+  // DeBERTa's embed_proj has no bias
+  if (c.project_embeddings) add(e::kProjectW, e::kProjectB, {H, E}, !c.norm_after_projection);
   if (c.relative_attention_buckets > 0) specs.push_back({kRelativeAttentionBias, {c.relative_attention_buckets, c.num_heads}});
   const auto& d = c.disentangled;
   if (d.relative) {
     specs.push_back({kRelEmbeddings, {2 * d.span(), H}});
-    if (d.norm_rel_embeddings) {
-      specs.push_back({kRelNormW, {H}});
-      specs.push_back({kRelNormB, {H}});
-    }
+    if (d.norm_rel_embeddings) add(kRelNormW, kRelNormB, {H}, true);
   }
-  const std::pair<const char*, std::vector<int64_t>> per_layer[] = {
-      {l::kQueryW, {H, H}},   {l::kQueryB, {H}},   {l::kKeyW, {H, H}},   {l::kKeyB, {H}},
-      {l::kValueW, {H, H}},   {l::kValueB, {H}},   {l::kAttnOutW, {H, H}}, {l::kAttnOutB, {H}},
-      {l::kAttnLnW, {H}},     {l::kAttnLnB, {H}},  {l::kInterW, {I, H}},  {l::kInterB, {I}},
-      {l::kOutW, {H, I}},     {l::kOutB, {H}},     {l::kOutLnW, {H}},     {l::kOutLnB, {H}},
-  };
-  std::vector<std::pair<const char*, std::vector<int64_t>>> position_projections;  // DeBERTa, unshared
-  if (d.adds_c2p() && !d.share_att_key) position_projections.insert(position_projections.end(), {{l::kPosKeyW, {H, H}}, {l::kPosKeyB, {H}}});
-  if (d.adds_p2c() && !d.share_att_key) position_projections.insert(position_projections.end(), {{l::kPosQueryW, {H, H}}, {l::kPosQueryB, {H}}});
+  const int64_t inter_out = c.gated_ffn ? 2 * I : I;
   for (int64_t layer = 0; layer < c.stored_layers(); ++layer) {
-    for (const auto& [suffix, shape] : per_layer) specs.push_back({layer_tensor_name(layer, suffix), shape});
-    for (const auto& [suffix, shape] : position_projections) specs.push_back({layer_tensor_name(layer, suffix), shape});
+    auto name = [&](const char* suffix) { return layer_tensor_name(layer, suffix); };
+    if (c.fused_qkv) {
+      add(name(l::kQkvW), name(l::kQkvB), {3 * H, H}, c.attention_bias);
+    } else {
+      add(name(l::kQueryW), name(l::kQueryB), {H, H}, c.attention_bias);
+      add(name(l::kKeyW), name(l::kKeyB), {H, H}, c.attention_bias);
+      add(name(l::kValueW), name(l::kValueB), {H, H}, c.attention_bias);
+    }
+    add(name(l::kAttnOutW), name(l::kAttnOutB), {H, H}, c.attention_bias);
+    if (!c.pre_norm || layer > 0) add(name(l::kAttnLnW), name(l::kAttnLnB), {H}, c.norm_bias);  // pre-norm: none before layer 0
+    add(name(l::kInterW), name(l::kInterB), {inter_out, H}, c.ffn_bias);
+    add(name(l::kOutW), name(l::kOutB), {H, I}, c.ffn_bias);
+    add(name(l::kOutLnW), name(l::kOutLnB), {H}, c.norm_bias);
+    if (d.adds_c2p() && !d.share_att_key) add(name(l::kPosKeyW), name(l::kPosKeyB), {H, H}, true);
+    if (d.adds_p2c() && !d.share_att_key) add(name(l::kPosQueryW), name(l::kPosQueryB), {H, H}, true);
   }
+  if (c.pre_norm) add(kFinalNormW, kFinalNormB, {H}, c.norm_bias);
   return specs;
 }
 

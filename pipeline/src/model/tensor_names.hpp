@@ -35,6 +35,8 @@ inline constexpr const char* kOutW = "output.dense.weight";
 inline constexpr const char* kOutB = "output.dense.bias";
 inline constexpr const char* kOutLnW = "output.LayerNorm.weight";
 inline constexpr const char* kOutLnB = "output.LayerNorm.bias";
+inline constexpr const char* kQkvW = "attention.self.qkv.weight";  // ModernBERT: query, key, value in one
+inline constexpr const char* kQkvB = "attention.self.qkv.bias";
 // DeBERTa without share_att_key: the position projections of c2p and p2c
 inline constexpr const char* kPosKeyW = "attention.self.pos_key_proj.weight";
 inline constexpr const char* kPosKeyB = "attention.self.pos_key_proj.bias";
@@ -53,6 +55,8 @@ inline constexpr const char* kProjectB = "embeddings_project.bias";
 }  // namespace embedding_tensor
 
 inline constexpr const char* kRelativeAttentionBias = "encoder.relative_attention_bias.weight";  // [buckets, heads]
+inline constexpr const char* kFinalNormW = "encoder.final_norm.weight";  // pre-norm models (ModernBERT)
+inline constexpr const char* kFinalNormB = "encoder.final_norm.bias";
 inline constexpr const char* kRelEmbeddings = "encoder.rel_embeddings.weight";  // DeBERTa: [2 * span, hidden]
 inline constexpr const char* kRelNormW = "encoder.LayerNorm.weight";            // DeBERTa: norm_rel_ebd layer_norm
 inline constexpr const char* kRelNormB = "encoder.LayerNorm.bias";

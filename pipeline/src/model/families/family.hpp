@@ -58,5 +58,6 @@ const ModelFamily& distilbert_family();
 const ModelFamily& electra_family();
 const ModelFamily& mpnet_family();
 const ModelFamily& deberta_v2_family();
+const ModelFamily& modernbert_family();
 
 }  // namespace attnscan

@@ -14,6 +14,7 @@ const std::vector<const ModelFamily*>& model_families() {
       &albert_family(),
       &mpnet_family(),
       &deberta_v2_family(),
+      &modernbert_family(),
   };
   return families;
 }
