@@ -4,7 +4,8 @@ code, for run_e2e.py (run in the reference venv: transformers on Debian's torch)
 
   hf_context_mixing.py MODEL_DIR PAIRS.tsv OUT.npz
 
-PAIRS.tsv: sentence_a<TAB>sentence_b per line. OUT.npz, for pair K (alone, no padding): ids.K, and
+PAIRS.tsv: sentence_a<TAB>sentence_b per line. ModernBERT (pre-norm; transformers >= 4.48, the second
+reference venv) gets value zeroing only. OUT.npz, for pair K (alone, no padding): ids.K, and
 [L, n, n] float64 maps, rows the receiving token i:
   vz.K    value zeroing (Mohebbi et al. 2023, section 2): each layer of HF's model run again on its
           own input (HF's hidden state) with a forward hook zeroing token j's row of the value
@@ -39,6 +40,9 @@ def parts(model, layer):
         groups = model.config.num_hidden_groups
         block = model.encoder.albert_layer_groups[layer * groups // model.config.num_hidden_layers].albert_layers[0]
         return block, block.attention.value, block.attention.dense, block.attention.LayerNorm
+    if kind == "modernbert":  # the values are the last third of Wqkv's output; pre-norm: no norm after the attention
+        block = model.layers[layer]
+        return block, block.attn.Wqkv, block.attn.Wo, None
     if kind == "deberta-v2":
         block = model.encoder.layer[layer]
         return block, block.attention.self.value_proj, block.attention.output.dense, block.attention.output.LayerNorm
@@ -50,6 +54,10 @@ def run_layer(model, block, x):
     """The layer's output for input x [1, n, hidden], as the encoder calls it."""
     if model.config.model_type == "mpnet":
         return block(x, position_bias=model.encoder.compute_position_bias(x))[0]
+    if model.config.model_type == "modernbert":
+        n = x.shape[1]
+        mask, window = model._update_attention_mask(torch.ones((1, n), dtype=torch.long), output_attentions=True)
+        return block(x, attention_mask=mask, sliding_window_mask=window, position_ids=torch.arange(n).unsqueeze(0))[0]
     if model.config.model_type == "deberta-v2":  # the layer returns its output alone
         mask = model.encoder.get_attention_mask(torch.ones(x.shape[:2], dtype=torch.long))
         return block(x, mask, rel_embeddings=model.encoder.get_rel_embedding())
@@ -69,7 +77,10 @@ def value_zeroing(model, hidden):
         for j in range(n):
             def zero_j(_module, _inputs, output, j=j):
                 output = output.clone()
-                output[:, j] = 0
+                if model.config.model_type == "modernbert":
+                    output[:, j, 2 * model.config.hidden_size:] = 0
+                else:
+                    output[:, j] = 0
                 return output
             handle = value.register_forward_hook(zero_j)
             try:
@@ -129,7 +140,9 @@ def main():
             result = model(**enc, output_hidden_states=True, output_attentions=True)
             out[f"ids.{k}"] = enc["input_ids"][0].numpy()
             out[f"vz.{k}"] = value_zeroing(model, result.hidden_states)
-            out[f"alti.{k}"], out[f"rollout.{k}"], out[f"check.{k}"] = alti(model, result.hidden_states, result.attentions)
+            if model.config.model_type != "modernbert":  # ALTI's decomposition is of post-LN layers
+                out[f"alti.{k}"], out[f"rollout.{k}"], out[f"check.{k}"] = alti(model, result.hidden_states,
+                                                                                 result.attentions)
     np.savez(target, **out)
 
 
