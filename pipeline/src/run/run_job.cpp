@@ -205,6 +205,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
                   ", " + std::to_string(eo.threads) + " intra-op thread(s)";
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
+  if (model.config.has_local_layers())
+    log << "model: layers l with l % " << model.config.global_every << " != 0 attend within a window of +-"
+        << model.config.local_window / 2 << " tokens; their detector baselines are still uniform over all n keys, "
+        << "not over the window (docs/patterns.md, \"Sliding-window layers\")\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
   if (importance.enabled())
     log << "importance: " << (importance.ablation ? "ablation" : "") << (importance.ablation && head ? " and " : "")
