@@ -21,11 +21,12 @@ class Delimiter : public attnscan::sdk::Detector {
       }
       const std::size_t lh = static_cast<std::size_t>(e.layers * e.heads);
       out[b].scores.assign(3 * lh, 0.0f);
-      out[b].baseline.clear();
+      const std::size_t layers = static_cast<std::size_t>(e.layers);
+      out[b].baseline.assign(3 * layers, 0.0f);
       const std::vector<std::size_t>* sets[] = {&begin, &sep, &both};
       for (std::size_t o = 0; o < 3; ++o) {
         std::vector<std::vector<std::size_t>> targets(e.size(), *sets[o]);
-        out[b].baseline.push_back(attnscan::sdk::score_target_sets(e, targets, out[b].scores.data() + o * lh));
+        attnscan::sdk::score_target_sets(e, targets, out[b].scores.data() + o * lh, out[b].baseline.data() + o * layers);
       }
     }
   }

@@ -1,6 +1,7 @@
 // dependency: Clark et al. (2019) syntax heads. For each relation and direction, the share of that
 // relation's words for which a head's most-attended word is the gold one, on word-level attention
 // (docs/patterns.md#dependency). Needs a dataset with dependency trees (dataset.format conllu).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,7 +31,8 @@ class Dependency : public attnscan::sdk::Detector {
       const Example& e = batch[b];
       const std::size_t lh = static_cast<std::size_t>(e.layers * e.heads);
       out[b].scores.assign(2 * relations * lh, attnscan::sdk::kUndefined);
-      out[b].baseline.assign(2 * relations, 0.0f);
+      const std::size_t layers = static_cast<std::size_t>(e.layers);
+      out[b].baseline.assign(2 * relations * layers, 0.0f);  // [output][layer]: the output's word count
       if (e.word_annotations.empty()) continue;  // no trees: every score undefined, no words counted
       const attnscan::dependency::WordAttention words(e);
       std::vector<Arc> arcs;
@@ -50,7 +52,8 @@ class Dependency : public attnscan::sdk::Detector {
         ++count[static_cast<std::size_t>(r)];
       }
       for (std::size_t r = 0; r < relations; ++r)
-        out[b].baseline[2 * r] = out[b].baseline[2 * r + 1] = static_cast<float>(count[r]);
+        std::fill_n(out[b].baseline.begin() + static_cast<std::ptrdiff_t>(2 * r * layers), 2 * layers,
+                    static_cast<float>(count[r]));
       std::vector<double> correct(2 * relations);
       std::vector<double> matrix;
       for (int64_t l = 0; l < e.layers; ++l)

@@ -22,13 +22,19 @@ class Entropy : public attnscan::sdk::Detector {
             if (a[i] > 0) total -= static_cast<double>(a[i] * std::log(a[i]));
           out[b].scores[static_cast<std::size_t>(l * e.heads + h)] = static_cast<float>(total / static_cast<double>(n));
         }
-      out[b].baseline = {static_cast<float>(std::log(static_cast<double>(n)))};
+      // Uniform attention over the keys a query sees: ln n, or the mean of ln |window(i)| in a windowed layer.
+      out[b].baseline.assign(static_cast<std::size_t>(e.layers), 0.0f);
+      for (int64_t l = 0; l < e.layers; ++l) {
+        double uniform = 0;
+        for (std::size_t i = 0; i < n; ++i) uniform += std::log(static_cast<double>(e.visible_keys(l, i)));
+        out[b].baseline[static_cast<std::size_t>(l)] = static_cast<float>(uniform / static_cast<double>(n));
+      }
     }
   }
 };
 
 attnscan::sdk::DetectorInfo info() {
-  return {"entropy", "1.1", "mean entropy of the attention rows in nats (uniform attention: ln n)", {"entropy"}, {}};
+  return {"entropy", "1.1", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
 }
 
 }  // namespace

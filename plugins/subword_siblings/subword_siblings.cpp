@@ -21,7 +21,8 @@ class SubwordSiblings : public attnscan::sdk::Detector {
           for (std::size_t j : pieces)
             if (j != i) targets[i].push_back(j);
       out[b].scores.assign(static_cast<std::size_t>(e.layers * e.heads), 0.0f);
-      out[b].baseline = {attnscan::sdk::score_target_sets(e, targets, out[b].scores.data())};
+      out[b].baseline.assign(static_cast<std::size_t>(e.layers), 0.0f);
+      attnscan::sdk::score_target_sets(e, targets, out[b].scores.data(), out[b].baseline.data());
     }
   }
 };

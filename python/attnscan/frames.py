@@ -28,7 +28,7 @@ def scores_frame(result, names=None):
         parts.append(pd.DataFrame({
             "example": example, "label": label[example],
             "detector": s.detector, "output": s.output,
-            "layer": layer, "head": head, "score": s.values.ravel(), "baseline": s.baseline[example]}))
+            "layer": layer, "head": head, "score": s.values.ravel(), "baseline": s.baseline[example, layer]}))
     if not parts:
         return pd.DataFrame(columns=["example", "label", "detector", "output", "layer", "head", "score", "baseline"])
     return pd.concat(parts, ignore_index=True)
@@ -36,12 +36,12 @@ def scores_frame(result, names=None):
 
 def scores_array(result, name):
     """One output's values as an xarray DataArray (example x layer x head) with the example ids and
-    labels as coordinates and the baseline as a coordinate on example."""
+    labels as coordinates and the baseline as a coordinate on example x layer."""
     xr = require("xarray", "Result.scores_xarray()")
     s = result.scores(name)
     return xr.DataArray(
         s.values, dims=("example", "layer", "head"),
         coords={"example": np.arange(len(s.values)), "layer": s.layers, "head": s.heads,
                 "id": ("example", result.ids()), "label": ("example", labels(result)),
-                "baseline": ("example", s.baseline)},
+                "baseline": (("example", "layer"), s.baseline)},
         name=s.key, attrs={"detector": s.detector, "output": s.output})

@@ -139,7 +139,7 @@ class Result:
         return resolve(self._file, self.path, name)
 
     def scores(self, name):
-        """Scores of one detector output: .values [N, L, H] float32, .baseline [N]."""
+        """Scores of one detector output: .values [N, L, H] float32, .baseline [N, L]."""
         return read_scores(self._file, self.path, name)
 
     def scores_frame(self, names=None):

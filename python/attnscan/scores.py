@@ -12,7 +12,8 @@ AGGREGATES = ("mean", "std", "count", "ci_low", "ci_high", "baseline_mean")
 @dataclass
 class Scores:
     """One detector output: values [N, L, H] float32 (every model layer and head, NaN where undefined)
-    and baseline [N] (the score of uniform attention). np.asarray(scores) gives the values."""
+    and baseline [N, L] (the score of uniform attention over the keys a query of the layer sees: the same
+    on every layer unless some attend within a window). np.asarray(scores) gives the values."""
     key: str                       # "detector/output"
     values: np.ndarray
     baseline: np.ndarray
@@ -49,8 +50,10 @@ def read_scores(f, path, name, begin=0, end=None):
     key = resolve(f, path, name)
     g = f["scores/" + key]
     values = np.asarray(g["values"][begin:end], dtype=np.float32)
-    return Scores(key, values, np.asarray(g["baseline"][begin:end], dtype=np.float32),
-                  list(range(values.shape[1])), list(range(values.shape[2])))
+    baseline = np.asarray(g["baseline"][begin:end], dtype=np.float32)
+    if baseline.ndim == 1:  # format_version 4 and older: one baseline per example, the same on every layer
+        baseline = np.repeat(baseline[:, None], values.shape[1], axis=1)
+    return Scores(key, values, baseline, list(range(values.shape[1])), list(range(values.shape[2])))
 
 
 def read_aggregates(f, path, name):

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 from harness import Skip, model_dir  # noqa: E402
 from harness import main as harness_main  # noqa: E402
 from h5_recipes import all_content, attention, same_content, tokens  # noqa: E402
-from patterns_reference import compare, example_tokens  # noqa: E402
+from patterns_reference import compare, example_tokens, layer_windows  # noqa: E402
 from patterns_reference import scores as reference_scores  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -57,7 +57,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 4
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 5
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)
@@ -789,6 +789,37 @@ def test_detectors_match_numpy_reference():
                 worst = compare(f, params)
             print(f"variant {k}, dataset {d}: max |plugin - numpy| = {worst:.3g}")
             assert worst <= 1e-6, worst
+
+
+def test_windowed_layers_match_numpy_reference():
+    """ModernBERT's sliding-window layers: every detector's scores and per-layer baselines equal the numpy
+    reference, which takes a local layer's uniform attention over the keys a query sees (|i - j| <=
+    local_attention // 2, from the stored config.json); on pairs longer than the window a local layer's
+    baseline is above its global neighbour's, and `heads` ranks by that layer's own baseline."""
+    need_datasets()
+    model = family_model("modernbert")
+    cfg, target = out("windowed.yaml"), out("windowed.h5")
+    detector_config(cfg, "dataset:\n  path: ../shared/datasets/stsb/sts-dev.csv\n  header: false\n"
+                    "  sentence_a: 5\n  sentence_b: 6\n  max_rows: 60\n", {})
+    run("run", "-c", cfg, "--model", model, "-o", target, "--no-progress")
+    with h5py.File(target, "r") as f:
+        config = json.loads(f.attrs["model_config"])
+        windows = layer_windows(config)
+        local = [l for l, w in enumerate(windows) if w is not None]
+        assert local and None in windows, windows
+        n = f["examples/n_tokens"][...]
+        assert (n > 2 * config["local_attention"] // 2 + 1).sum() >= 10, "pairs no longer than the window"
+        worst = compare(f, {})
+        print(f"modernbert, local layers {local} (+-{windows[local[0]]} keys): max |plugin - numpy| = {worst:.3g}")
+        assert worst <= 1e-6, worst
+        base = f["scores/next_token/next_token/baseline"][...]  # [N, L]
+        long_pairs = n > 2 * windows[local[0]] + 1
+        assert (base[long_pairs][:, local[0]] > base[long_pairs][:, 0]).all(), "a local layer's baseline is not over its window"
+        mean_base = f["scores/next_token/next_token/baseline_mean"][...]  # [L, H]: each layer its own
+        assert np.allclose(mean_base[local[0]], base[:, local[0]].mean(), rtol=1e-5), (mean_base, base.mean(axis=0))
+    heads = json.loads(run("heads", target, "--detector", "next_token", "--top", "100", "--format", "json").stdout)
+    for h in heads["heads"]:
+        assert abs(h["baseline"] - mean_base[h["layer"], h["head"]]) <= 1e-6 * max(1.0, abs(h["baseline"])), h
 
 
 def test_detector_faults_keep_output_intact():

@@ -112,6 +112,44 @@ TEST(Detectors, UniformAttentionScoresItsBaseline) {
   EXPECT_NEAR(run("entropy", e).baseline[0], std::log(double(n)), 1e-6);
 }
 
+// Layer 0 sees every key, layer 1 only |i - j| <= 1 (a sliding window): attention uniform over what each
+// query sees scores exactly its layer's baseline, for every detector, and the windowed layer's baseline
+// is over the window (docs/patterns.md, "Sliding-window layers").
+TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
+  auto e = make_example({"the", "cat", "straw+##berries"}, {"the", "cat", "sat"});
+  const std::size_t n = e.size();
+  e.layers = 2;
+  e.heads = 1;
+  e.key_window = {-1, 1};
+  std::vector<float> a(2 * n * n);
+  for (int64_t l = 0; l < 2; ++l)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        a[(static_cast<std::size_t>(l) * n + i) * n + j] = e.sees(l, i, j) ? 1.0f / float(e.visible_keys(l, i)) : 0.0f;
+  e.attention = a.data();
+  EXPECT_EQ(e.visible_keys(0, 0), n);
+  EXPECT_EQ(e.visible_keys(1, 0), 2u);
+  EXPECT_EQ(e.visible_keys(1, 4), 3u);
+  EXPECT_EQ(e.visible_keys(1, n - 1), 2u);
+  for (const char* p : {"next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",
+                        "delimiter", "entropy"}) {
+    auto s = run(p, e);
+    ASSERT_EQ(s.scores.size(), s.baseline.size()) << p;  // one head: a baseline per output and layer
+    for (std::size_t k = 0; k < s.baseline.size(); ++k) EXPECT_NEAR(s.scores[k], s.baseline[k], 1e-6) << p << " " << k;
+  }
+  // next token: every query but the last sees its target; 1/n on layer 0, mean of 1/|window| on layer 1.
+  const auto next = run("next_token", e);
+  double windowed = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) windowed += 1.0 / double(e.visible_keys(1, i));
+  EXPECT_FLOAT_EQ(next.baseline[0], 1.0f / float(n));
+  EXPECT_FLOAT_EQ(next.baseline[1], float(windowed / double(n - 1)));
+  // [CLS] (key 0) is in the window of queries 0 and 1 only: (1/2 + 1/3) / n on layer 1.
+  EXPECT_FLOAT_EQ(run("delimiter", e).baseline[1], float((1.0 / 2 + 1.0 / 3) / double(n)));
+  double entropy = 0;
+  for (std::size_t i = 0; i < n; ++i) entropy += std::log(double(e.visible_keys(1, i)));
+  EXPECT_NEAR(run("entropy", e).baseline[1], entropy / double(n), 1e-6);
+}
+
 TEST(Detectors, SubwordSiblingsOfASplitWord) {
   auto e = make_example({"fresh", "straw+##berries"}, {"ok"});
   // tokens: [CLS] fresh straw ##berries [SEP] ok [SEP]; straw->##berries 0.7, ##berries->straw 0.3

@@ -68,7 +68,7 @@ TEST(DetectorValues, InfinityIsAnErrorNamingOutputExampleLayerAndHead) {
             "detector returns_inf failed on example row-7: output value is +inf at layer 1, head 2 "
             "(scores must be finite, or NaN where the pattern is undefined)");
   EXPECT_EQ(message_of([&] { d.score({minus->example}); }),
-            "detector returns_inf failed on example row-8: output value has baseline -inf "
+            "detector returns_inf failed on example row-8: output value has baseline -inf at layer 1 "
             "(baselines must be finite, or NaN where the pattern is undefined)");
 }
 

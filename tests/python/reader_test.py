@@ -289,20 +289,31 @@ UNSIGNED_BEFORE_3 = {"examples/token_offset": np.uint64, "examples/n_tokens": np
 
 
 def test_format_versions_offset_types_and_bad_files():
-    """format_version 4 (tokens/char_start, char_end), 3 (without them: Token.char_start/char_end -1),
-    2 (counts and offsets unsigned) and 1 (unsigned, no checksums) read the same; a newer version, a non-attnscan file, a missing dataset and a missing file are named
-    errors."""
+    """format_version 5 (a baseline per layer), 4 (one baseline per example: the same on every layer),
+    3 (without tokens/char_start, char_end: Token.char_start/char_end -1), 2 (counts and offsets unsigned)
+    and 1 (unsigned, no checksums) read the same; a newer version, a non-attnscan file, a missing dataset
+    and a missing file are named errors."""
     model_dir()
-    v3 = run_file("v3.h5", pairs_file(12), "output.attention_every=2")
-    v3, v2, v1, newer, broken = out("v3.h5"), out("v2.h5"), out("v1.h5"), out("v5.h5"), out("broken.h5")
-    v4 = run_file("v4.h5", pairs_file(12), "output.attention_every=2")
-    for p in (v3, v2, v1, newer, broken):
+    v3, v2, v1, old, newer, broken = (out("v3.h5"), out("v2.h5"), out("v1.h5"), out("v4.h5"), out("v6.h5"),
+                                      out("broken.h5"))
+    v4 = run_file("v5.h5", pairs_file(12), "output.attention_every=2")  # the newest: the reference
+    for p in (v3, v2, v1, old, newer, broken):
         shutil.copy(v4, p)
+    with h5py.File(old, "r+") as f:  # what format_version 4 stored: scores/KEY/baseline [N]
+        for key in f["scores"].attrs["outputs"]:
+            per_layer = f[f"scores/{key}/baseline"][...]
+            del f[f"scores/{key}/baseline"]
+            f.create_dataset(f"scores/{key}/baseline", data=per_layer[:, 0], maxshape=(None,), chunks=True)
+        f.attrs["format_version"] = 4
+    with attnscan.open(v4) as ref, attnscan.open(old) as r:
+        for key in ref.outputs:
+            assert ref.scores(key).baseline.shape == (len(ref), ref.model_layers), key
+            assert same(ref.scores(key).baseline, r.scores(key).baseline), key
     with h5py.File(v3, "r+") as f:  # what format_version 3 stored: no character offsets
         del f["tokens/char_start"], f["tokens/char_end"]
         f.attrs["format_version"] = 3
     with h5py.File(v4, "r") as f:
-        assert f.attrs["format_version"] == 4
+        assert f.attrs["format_version"] == 5
         for c in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
             assert f[c].dtype == np.int64, (c, f[c].dtype)
     for p, version in ((v2, 2), (v1, 1)):
@@ -313,7 +324,7 @@ def test_format_versions_offset_types_and_bad_files():
             if version == 1:
                 del f["attention/checksums"]
     with h5py.File(newer, "r+") as f:
-        f.attrs["format_version"] = 5
+        f.attrs["format_version"] = 6
     with h5py.File(broken, "r+") as f:
         del f["tokens/word_index"]
     with attnscan.open(v4) as ref:
@@ -335,7 +346,7 @@ def test_format_versions_offset_types_and_bad_files():
         msg = expect_error(attnscan.NotStoredError, lambda: ref.example(1).attention, v4, "example 1",
                            "no stored attention")
         print("not stored:", msg)
-    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 5", "1 to 4")
+    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 6", "1 to 5")
     print("newer:", msg)
     expect_error(attnscan.FormatError, lambda: attnscan.open(broken), broken, "tokens/word_index")
     expect_error(attnscan.FormatError, lambda: attnscan.open(out("absent.h5")), "absent.h5: no such file")
@@ -426,7 +437,7 @@ def test_converters_of_subsets_frames_and_similarity():
         row = frame[(frame["example"] == 7) & (frame["output"] == "sep") & (frame["layer"] == 3) & (frame["head"] == 9)]
         assert len(row) == 1 and row["detector"].iloc[0] == "delimiter", row
         assert row["score"].iloc[0] == f["scores/delimiter/sep/values"][7, 3, 9]
-        assert row["baseline"].iloc[0] == f["scores/delimiter/sep/baseline"][7]
+        assert row["baseline"].iloc[0] == f["scores/delimiter/sep/baseline"][7, 3]
         assert row["label"].iloc[0] == f["examples/label"].asstr()[7]
         assert (frame[frame["example"] == 5]["label"] == "").all()  # an empty label field is the label ""
         one = r.scores_frame(["next_token"])

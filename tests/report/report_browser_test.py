@@ -723,7 +723,7 @@ def test_report_syntax_heads():
         expected_arcs = {}
         for r in rows:
             col = f[f"scores/dependency/{r['relation']}.{r['direction']}"]
-            correct = np.rint(col["values"][:, r["layer"], r["head"]] * col["baseline"][...])
+            correct = np.rint(col["values"][:, r["layer"], r["head"]] * col["baseline"][:, r["layer"]])
             has = f["examples/attention_offset"][...] >= 0
             ranked = sorted((i for i in range(len(correct)) if has[i] and correct[i] > 0), key=lambda i: -correct[i])
             want = [int(correct[i]) for i in ranked[:2]] if r["layer"] in stored_layers else []

@@ -252,7 +252,7 @@ TEST(Integrity, ReopenDiscardsTheScoreRowsOfAnInterruptedPass) {
   const LayoutReader r(path);
   EXPECT_EQ(r.examples(), 2u);
   EXPECT_EQ(r.file().dims("scores/det/out/values"), (std::vector<uint64_t>{2, 1, 2}));
-  EXPECT_EQ(r.file().dims("scores/det/out/baseline"), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(r.file().dims("scores/det/out/baseline"), (std::vector<uint64_t>{2, 1}));  // [examples, layers]
 }
 
 TEST(Integrity, AFailedCommitLeaksNoFileDescriptor) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64) and 3 (no
-tokens/char_start, char_end) read in every reader as version 4 files do: verify, heads, compare,
-similarity, report, plot and merge give the same answers, and merge writes version 4 (offsets -1 where
-the input had none).
+"""Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64), 3 (no
+tokens/char_start, char_end) and 4 (one baseline per example, not per layer) read in every reader as
+version 5 files do: verify, heads, compare, similarity, report, plot and merge give the same answers, and
+merge writes version 5 (offsets -1 where the input had none, the baseline given to every layer).
 
 usage: old_layouts_test.py ATTNSCAN_BINARY
 Runs on data/sample_pairs.tsv and the default model (exit 77 when the model is absent).
@@ -43,12 +43,19 @@ def run(binary, *args, cwd=ROOT):
 
 
 CHAR_OFFSETS = ("tokens/char_start", "tokens/char_end")  # format_version 4 on
+NEWEST = 5
 
 
 def downgrade(src, dst, version):
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
-        for name in CHAR_OFFSETS:
+        for key in f["scores"].attrs["outputs"]:  # before 5: scores/KEY/baseline [N] (MiniLM: every layer the same)
+            name = f"scores/{key}/baseline"
+            per_layer = f[name][...]
+            assert np.array_equal(per_layer, np.repeat(per_layer[:, :1], per_layer.shape[1], axis=1), equal_nan=True), name
+            del f[name]
+            f.create_dataset(name, data=per_layer[:, 0], chunks=(4096,), maxshape=(None,), fletcher32=version >= 2)
+        for name in (CHAR_OFFSETS if version < 4 else ()):
             del f[name]
         for name, dtype in (UNSIGNED_BEFORE_3.items() if version < 3 else ()):
             data = f[name][...]
@@ -61,27 +68,28 @@ def downgrade(src, dst, version):
 
 
 def check(binary, model, tmp):
-    v3 = tmp / "v4.h5"  # the newest version: the reference the older ones are compared with
+    newest = tmp / f"v{NEWEST}.h5"  # the newest version: the reference the older ones are compared with
     run(binary, "run", "-c", "configs/default.yaml", "--model", model, "--set", "detectors=next_token,delimiter",
-        "--set", "output.attention_every=2", "-o", str(v3), "--no-progress")
-    with h5py.File(v3, "r") as f:
-        assert f.attrs["format_version"] == 4, f.attrs["format_version"]
+        "--set", "output.attention_every=2", "-o", str(newest), "--no-progress")
+    with h5py.File(newest, "r") as f:
+        assert f.attrs["format_version"] == NEWEST, f.attrs["format_version"]
+        assert f["scores/next_token/next_token/baseline"].shape == (len(f["examples/id"]), 6)
         assert (f["tokens/char_end"][...] >= f["tokens/char_start"][...]).all()
         assert (f["tokens/char_start"][...] >= 0).any()
         for name in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
             assert f[name].dtype == np.int64, (name, f[name].dtype)
         assert (f["examples/attention_offset"][1::2] == -1).all()
-    files = {4: v3}
-    for version in (3, 2, 1):
+    files = {NEWEST: newest}
+    for version in (4, 3, 2, 1):
         files[version] = tmp / f"v{version}.h5"
-        downgrade(v3, files[version], version)
+        downgrade(newest, files[version], version)
     answers = {}
     for version, path in files.items():
         a = {}
         verify = run(binary, "verify", str(path))
         assert "rows sum to 1" in verify, verify
         a["heads"] = run(binary, "heads", str(path), "--format", "csv")
-        a["compare"] = run(binary, "compare", str(v3), str(path), "--format", "csv", "--resamples", "100")
+        a["compare"] = run(binary, "compare", str(newest), str(path), "--format", "csv", "--resamples", "100")
         sim = tmp / f"sim-v{version}.h5"
         shutil.copy(path, sim)
         run(binary, "similarity", str(sim))
@@ -93,18 +101,22 @@ def check(binary, model, tmp):
         a["plot"] = sorted(p.name for p in figures.iterdir())
         merged = tmp / f"merged-v{version}.h5"
         run(binary, "merge", str(merged), str(path))
-        with h5py.File(merged, "r") as f, h5py.File(v3, "r") as ref:
-            assert f.attrs["format_version"] == 4
+        with h5py.File(merged, "r") as f, h5py.File(newest, "r") as ref:
+            assert f.attrs["format_version"] == NEWEST
+            for key in ref["scores"].attrs["outputs"]:  # merged per layer, as the newest version stores it
+                name = f"scores/{key}/baseline"
+                assert np.array_equal(f[name][...], ref[name][...], equal_nan=True), name
             for name in UNSIGNED_BEFORE_3:
                 assert f[name].dtype == np.int64 and (f[name][...] == ref[name][...]).all(), name
             for name in CHAR_OFFSETS:  # carried by merge; -1 where the input had none
-                want = ref[name][...] if version == 4 else np.full(len(ref[name]), -1)
+                want = ref[name][...] if version >= 4 else np.full(len(ref[name]), -1)
                 assert f[name].dtype == np.int64 and (f[name][...] == want).all(), name
         answers[version] = a
         print(f"format_version {version}: verify, heads, compare, similarity, report, plot, merge ok")
-    for version in (3, 2, 1):
-        for what in answers[4]:
-            assert answers[version][what] == answers[4][what], f"format_version {version}: {what} differs from version 4"
+    for version in (4, 3, 2, 1):
+        for what in answers[NEWEST]:
+            assert answers[version][what] == answers[NEWEST][what], \
+                f"format_version {version}: {what} differs from version {NEWEST}"
     # The recipe's question about an example without attention gets the documented answer.
     p = subprocess.run([binary, "plot", str(files[2]), "-o", str(tmp / "none"), "--example", "3", "--layer", "0",
                         "--head", "0"], cwd=ROOT, capture_output=True, text=True)

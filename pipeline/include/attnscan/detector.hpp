@@ -18,6 +18,7 @@
 // A detector may keep state set up in its constructor (parameters, tables) and read it from
 // score(), but must not modify shared state there: score() is const, and anything mutable must be
 // local to the call.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,8 @@ namespace attnscan::sdk {
 // 3: Token has a role, its sentence and the model's type_id instead of segment and special.
 // 4: Example carries value_norms, and word_annotations (gold dependency heads and relations of
 //    annotated datasets).
-inline constexpr int kApiVersion = 4;
+// 5: Example carries key_window (sliding-window layers); a baseline per output and layer.
+inline constexpr int kApiVersion = 5;
 
 enum class ParamType { Bool, Int, Double, String };
 using ParamValue = std::variant<bool, int64_t, double, std::string>;
@@ -98,8 +100,23 @@ struct Example {
   // detector configured with map: norm). What `attention` holds follows the detector's `map:`
   // (docs/writing-a-detector.md): raw weights by default.
   const float* value_norms = nullptr;
+  // [layers]: a query i of layer l sees only the keys j with |i - j| <= key_window[l] (ModernBERT's
+  // sliding-window layers; the attention outside is exactly 0); -1, or an empty vector, where every
+  // query of the layer sees all n keys.
+  std::vector<int32_t> key_window;
 
   std::size_t size() const { return tokens.size(); }
+  bool sees(int64_t layer, std::size_t i, std::size_t j) const {
+    const int32_t w = key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)];
+    return w < 0 || (i > j ? i - j : j - i) <= static_cast<std::size_t>(w);
+  }
+  // How many keys query i of `layer` sees: n, or its window clipped to the sequence.
+  std::size_t visible_keys(int64_t layer, std::size_t i) const {
+    const int32_t w = key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)];
+    if (w < 0) return size();
+    const std::size_t r = static_cast<std::size_t>(w);
+    return std::min(size() - 1, i + r) - (i > r ? i - r : 0) + 1;
+  }
   const float* head(int64_t layer, int64_t h) const {
     return attention + (layer * heads + h) * static_cast<int64_t>(size() * size());
   }
@@ -110,7 +127,9 @@ struct Example {
 
 struct ExampleScores {
   std::vector<float> scores;    // [outputs][layers][heads]
-  std::vector<float> baseline;  // [outputs]
+  // [outputs][layers]: the score uniform attention over the keys each query sees would get (every
+  // layer the same unless some attend within a window).
+  std::vector<float> baseline;
 };
 
 class Detector {
@@ -123,19 +142,23 @@ class Detector {
 inline constexpr float kUndefined = std::numeric_limits<float>::quiet_NaN();
 
 // The common shape of a pattern score: for query tokens i in Q (those with a non-null target set),
-// the mean over i of the attention mass on T(i). Fills scores [layers][heads] for one output and
-// returns the uniform baseline, mean over i in Q of |T(i)| / n. NaN when Q is empty.
+// the mean over i of the attention mass on T(i). Fills scores [layers][heads] and baseline [layers]
+// for one output: the uniform baseline, the mean over i in Q of |T(i) seen| / |keys seen| (|T(i)| / n
+// in a layer without a window). NaN everywhere when Q is empty.
 // targets[i] lists T(i); an empty list means i is not in Q.
-inline float score_target_sets(const Example& e, const std::vector<std::vector<std::size_t>>& targets, float* scores) {
+inline void score_target_sets(const Example& e, const std::vector<std::vector<std::size_t>>& targets, float* scores,
+                              float* baseline) {
   const std::size_t n = e.size();
   std::size_t q = 0;
-  double baseline = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!targets[i].empty()) {
-      ++q;
-      baseline += static_cast<double>(targets[i].size()) / static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) q += targets[i].empty() ? 0 : 1;
+  for (int64_t l = 0; l < e.layers; ++l) {
+    double uniform = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t seen = 0;
+      for (std::size_t j : targets[i]) seen += e.sees(l, i, j) ? 1 : 0;
+      if (!targets[i].empty()) uniform += static_cast<double>(seen) / static_cast<double>(e.visible_keys(l, i));
     }
-  for (int64_t l = 0; l < e.layers; ++l)
+    baseline[l] = q == 0 ? kUndefined : static_cast<float>(uniform / static_cast<double>(q));
     for (int64_t h = 0; h < e.heads; ++h) {
       float& s = scores[l * e.heads + h];
       if (q == 0) {
@@ -148,7 +171,7 @@ inline float score_target_sets(const Example& e, const std::vector<std::vector<s
         for (std::size_t j : targets[i]) total += a[i * n + j];
       s = static_cast<float>(total / static_cast<double>(q));
     }
-  return q == 0 ? kUndefined : static_cast<float>(baseline / static_cast<double>(q));
+  }
 }
 
 // Typed parameter access (the host has already checked names and types against DetectorInfo).

@@ -23,9 +23,10 @@ void for_each_scored_row(const ResultFile& file, const ScoreOutput& so, Visit vi
   for (std::size_t a = 0; a < rows; a += kRowsPerRead) {
     const std::size_t b = std::min(rows, a + kRowsPerRead);
     const auto values = f.read_rows(score_values(so.key()), a, b);
-    const auto words = f.read_rows(score_baseline(so.key()), a, b);
-    for (std::size_t i = 0; i < words.size(); ++i)
-      if (words[i] > 0) visit(a + i, static_cast<double>(words[i]), values.data() + i * lh);
+    const std::size_t layers = static_cast<std::size_t>(file.params().model_layers);
+    const auto words = read_baseline_rows(f, so.key(), a, b, layers);  // the same count on every layer
+    for (std::size_t i = 0; i < b - a; ++i)
+      if (words[i * layers] > 0) visit(a + i, static_cast<double>(words[i * layers]), values.data() + i * lh);
   }
 }
 

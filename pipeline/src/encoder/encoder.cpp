@@ -492,6 +492,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
   out.batch = B;
   out.layers = c.num_layers;
   out.heads = NH;
+  for (int64_t l = 0; l < c.num_layers; ++l) out.key_window.push_back(c.key_window(l));
   out.seq_len = S;
   out.hidden_size = H;
   out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));

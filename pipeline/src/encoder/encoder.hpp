@@ -51,6 +51,8 @@ struct ForwardOutputs {
 
 struct EncoderOutput {
   int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
+  // [layer]: a query i sees the keys |i - j| <= key_window[l], or all of them (-1) (BertConfig::key_window).
+  std::vector<int32_t> key_window;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
   // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
   std::vector<float> attention;

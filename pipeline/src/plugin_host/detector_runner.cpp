@@ -99,10 +99,11 @@ class DetectorRunner::Worker {
     for (std::size_t d = 0; d < detectors_.size(); ++d)
       for (std::size_t k = 0; k < batch.size(); ++k) {
         const std::size_t outputs = detectors_[d].info.outputs.size();
-        const std::size_t n = outputs * static_cast<std::size_t>(batch[k].layers * batch[k].heads);
+        const std::size_t n = outputs * static_cast<std::size_t>(batch[k].layers * batch[k].heads),
+                          baselines = outputs * static_cast<std::size_t>(batch[k].layers);
         out[d][k].scores.assign(r, r + n);
-        out[d][k].baseline.assign(r + n, r + n + outputs);
-        r += n + outputs;
+        out[d][k].baseline.assign(r + n, r + n + baselines);
+        r += n + baselines;
       }
     return out;
   }

@@ -40,6 +40,8 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::
     w.put_text(e.id);
     w.put(e.layers);
     w.put(e.heads);
+    w.put(static_cast<uint64_t>(e.key_window.size()));
+    for (int32_t window : e.key_window) w.put(window);
     w.put(static_cast<uint64_t>(e.tokens.size()));
     for (const auto& t : e.tokens) {
       w.put_text(t.text);
@@ -119,6 +121,8 @@ std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t exampl
     e.id = r.get_text();
     e.layers = r.get<int64_t>();
     e.heads = r.get<int64_t>();
+    e.key_window.resize(r.get<uint64_t>());
+    for (auto& window : e.key_window) window = r.get<int32_t>();
     e.tokens.resize(r.get<uint64_t>());
     for (auto& t : e.tokens) {
       t.text = r.get_text();
@@ -148,7 +152,7 @@ std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t exampl
 }
 
 std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e) {
-  return d.info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads + 1);
+  return d.info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads + e.layers);
 }
 
 }  // namespace attnscan::worker

@@ -24,7 +24,7 @@ struct DecodedExample {
 // Reads `examples` examples written by encode_batch(); their attention and maps point into `data`,
 // which must outlive them.
 std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t examples);
-// Floats of detector d's result for one example: outputs x L x H scores, then outputs baselines.
+// Floats of detector d's result for one example: outputs x L x H scores, then outputs x L baselines.
 std::size_t result_floats(const LoadedDetector& d, const sdk::Example& e);
 
 }  // namespace attnscan::worker

@@ -111,9 +111,12 @@ std::string infinite_value(const sdk::DetectorInfo& info, const sdk::Example& e,
                std::to_string(k % static_cast<std::size_t>(e.heads)) +
                " (scores must be finite, or NaN where the pattern is undefined)";
     }
-    if (std::isinf(s.baseline[o]))
-      return "output " + info.outputs[o] + " has baseline " + (s.baseline[o] > 0 ? "+inf" : "-inf") +
-             " (baselines must be finite, or NaN where the pattern is undefined)";
+    for (int64_t l = 0; l < e.layers; ++l) {
+      const float b = s.baseline[o * static_cast<std::size_t>(e.layers) + static_cast<std::size_t>(l)];
+      if (std::isinf(b))
+        return "output " + info.outputs[o] + " has baseline " + (b > 0 ? "+inf" : "-inf") + " at layer " +
+               std::to_string(l) + " (baselines must be finite, or NaN where the pattern is undefined)";
+    }
   }
   return "";
 }
@@ -362,11 +365,12 @@ std::vector<sdk::ExampleScores> LoadedDetector::score(const std::vector<sdk::Exa
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const auto& e = batch[i];
-    const std::size_t want = info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads);
-    if (out[i].scores.size() != want || out[i].baseline.size() != info.outputs.size())
+    const std::size_t want = info.outputs.size() * static_cast<std::size_t>(e.layers * e.heads),
+                      want_baselines = info.outputs.size() * static_cast<std::size_t>(e.layers);
+    if (out[i].scores.size() != want || out[i].baseline.size() != want_baselines)
       throw fail(e.id, "returned " + std::to_string(out[i].scores.size()) + " scores and " +
                            std::to_string(out[i].baseline.size()) + " baselines, expected " + std::to_string(want) +
-                           " and " + std::to_string(info.outputs.size()));
+                           " and " + std::to_string(want_baselines) + " (one per output and layer)");
     if (std::string bad = infinite_value(info, e, out[i]); !bad.empty()) throw fail(e.id, bad);
   }
   return out;

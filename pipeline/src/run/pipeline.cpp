@@ -245,6 +245,7 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.word_annotations = word_annotations(*rows[members[k]]->record);
     ex.layers = L;
     ex.heads = H;
+    ex.key_window = out.key_window;
     for (std::size_t t = 0; t < enc.size(); ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
     ex.attention = maps[k].attention.data();
     ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();
@@ -270,7 +271,8 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
         std::copy(results[k].scores.begin() + static_cast<std::ptrdiff_t>(o * lh),
                   results[k].scores.begin() + static_cast<std::ptrdiff_t>((o + 1) * lh),
                   cols.values.begin() + static_cast<std::ptrdiff_t>(members[k] * lh));
-        cols.baseline[members[k]] = results[k].baseline[o];
+        std::copy_n(results[k].baseline.begin() + static_cast<std::ptrdiff_t>(o * static_cast<std::size_t>(L)), L,
+                    cols.baseline.begin() + static_cast<std::ptrdiff_t>(members[k] * static_cast<std::size_t>(L)));
       }
     }
   }
@@ -309,7 +311,8 @@ void importance_batch(const BertEncoder& encoder, const ImportanceSettings& s, c
     for (std::size_t k = 0; k < sampled.size(); ++k) {
       std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(k * lh), lh,
                   cols.values.begin() + static_cast<std::ptrdiff_t>(sampled[k] * lh));
-      cols.baseline[sampled[k]] = 0.0f;  // a head that changes nothing
+      std::fill_n(cols.baseline.begin() + static_cast<std::ptrdiff_t>(sampled[k] * static_cast<std::size_t>(imp.layers)),
+                  imp.layers, 0.0f);  // a head that changes nothing
     }
   };
   if (s.ablation) store(kAblationOutput, imp.ablation);
@@ -377,7 +380,8 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       }
     }
     // Detector scores, per output, for the block's examples in input order.
-    const auto lh = static_cast<std::size_t>(encoder.config().num_layers * encoder.config().num_heads);
+    const auto layers = static_cast<std::size_t>(encoder.config().num_layers);
+    const auto lh = layers * static_cast<std::size_t>(encoder.config().num_heads);
     std::vector<const Row*> record_rows;
     for (const auto& row : work->items)
       if (row.record) record_rows.push_back(&row);
@@ -385,11 +389,11 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       for (const auto& d : s.detectors->detectors())
         for (const auto& o : d.info.outputs)
           work->chunk.scores[d.info.name + "/" + o] = {std::vector<float>(encodings.size() * lh),
-                                                       std::vector<float>(encodings.size())};
+                                                       std::vector<float>(encodings.size() * layers)};
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (const auto& so : importance_outputs(s.importance))  // NaN for the rows importance skips
       work->chunk.scores[so.key()] = {std::vector<float>(encodings.size() * lh, nan),
-                                      std::vector<float>(encodings.size(), nan)};
+                                      std::vector<float>(encodings.size() * layers, nan)};
     const std::vector<int64_t> classes = record_classes(record_rows, s.importance);
     const bool scoring = s.detectors && !s.detectors->detectors().empty();
     std::vector<std::vector<float>> value_norms(encodings.size());  // stored ones

@@ -207,8 +207,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
   if (model.config.has_local_layers())
     log << "model: layers l with l % " << model.config.global_every << " != 0 attend within a window of +-"
-        << model.config.local_window / 2 << " tokens; their detector baselines are still uniform over all n keys, "
-        << "not over the window (docs/patterns.md, \"Sliding-window layers\")\n";
+        << model.config.local_window / 2 << " tokens; their detector baselines are uniform over the keys a query "
+        << "sees (docs/patterns.md, \"Sliding-window layers\")\n";
   if (auto unused = unused_tensors_line(*model.weights); !unused.empty()) log << "model: " << unused << "\n";
   if (importance.enabled())
     log << "importance: " << (importance.ablation ? "ablation" : "") << (importance.ablation && head ? " and " : "")

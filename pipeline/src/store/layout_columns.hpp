@@ -41,7 +41,7 @@ struct RejectColumns {
   std::size_t size() const { return index.size(); }
 };
 
-// Per-example scores of one detector output: values [rows][layers][heads], baseline [rows].
+// Per-example scores of one detector output: values [rows][layers][heads], baseline [rows][layers].
 struct ScoreColumns {
   std::vector<float> values, baseline;
 };

@@ -84,6 +84,21 @@ bool is_char_offset_column(std::string_view name) {
   return name == "tokens/char_start" || name == "tokens/char_end";
 }
 
+std::vector<float> read_baseline_rows(const h5::File& f, const std::string& key, std::size_t begin, std::size_t end,
+                                      std::size_t layers) {
+  const std::string name = score_baseline(key);
+  const auto dims = f.dims(name);
+  std::vector<float> rows = f.read_rows(name, begin, end);
+  if (dims.size() == 2 && dims[1] == layers) return rows;
+  if (dims.size() != 1)
+    throw Error(f.path().string() + ": dataset " + name + " is not [examples] or [examples, " + std::to_string(layers) +
+                "] (one baseline per layer)");
+  std::vector<float> out;
+  out.reserve(rows.size() * layers);
+  for (float b : rows) out.insert(out.end(), layers, b);
+  return out;
+}
+
 LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const LayoutParams& params) {
   LayoutWriter w(h5::File::open_rw(path), params);
   LayoutChunk none;
@@ -123,7 +138,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   for (const auto& so : params.scores) {
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
     f.create_rows_dataset(score_values(so.key()), lh, 256);
-    f.create_rows_dataset(score_baseline(so.key()), {}, 4096);
+    f.create_rows_dataset(score_baseline(so.key()), {static_cast<uint64_t>(params.model_layers)}, 1024);
     f.set_attr("/scores/" + so.detector, "name", so.detector);
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
@@ -177,7 +192,7 @@ void LayoutWriter::append(const LayoutChunk& c) {
   for (const auto& so : params_.scores) {
     auto it = c.scores.find(so.key());
     if (e.size() == 0) continue;
-    if (it == c.scores.end() || it->second.baseline.size() != e.size())
+    if (it == c.scores.end() || it->second.baseline.size() != e.size() * static_cast<std::size_t>(params_.model_layers))
       throw Error(f.path().string() + ": internal: scores of " + so.key() + " missing for a chunk");
     f.append_rows(score_values(so.key()), it->second.values.data(), e.size());
     f.append_rows(score_baseline(so.key()), it->second.baseline.data(), e.size());
@@ -306,7 +321,7 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
   }
   for (const auto& so : params_.scores)
     out.scores[so.key()] = {f.read_rows(score_values(so.key()), a, b),
-                            f.read_rows(score_baseline(so.key()), a, b)};
+                            read_baseline_rows(f, so.key(), a, b, static_cast<std::size_t>(params_.model_layers))};
   if (params_.value_norms) out.value_norms = f.read_rows(kValueNorms, t0, t1);
   if (params_.trees) {
     out.dep_head = f.read<int32_t>(kDepHead, static_cast<std::size_t>(t0), static_cast<std::size_t>(t1));

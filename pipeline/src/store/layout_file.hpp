@@ -14,20 +14,25 @@
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
+// 5: scores/KEY/baseline [N, L], one baseline per layer (4 and older: [N], read as that value for every layer).
 // 4: tokens/char_start, tokens/char_end (int64 code points into the sentence; 3 and older: read as -1).
 // 3: examples/{n_tokens,tokens_a,tokens_b,token_offset} signed int64 (2 and 1: uint32/uint64; still read).
 // 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
 // 1: the same layout without checksums; still read.
-inline constexpr int64_t kFormatVersion = 4;
+inline constexpr int64_t kFormatVersion = 5;
 inline constexpr int64_t kFirstCharOffsetsVersion = 4;  // tokens/char_start and tokens/char_end
 // tokens/char_start or tokens/char_end: absent from files older than kFirstCharOffsetsVersion.
 bool is_char_offset_column(std::string_view name);
 inline constexpr int64_t kFirstChecksummedVersion = 2;
 inline constexpr int64_t kOldestFormatVersion = 1;
-// A score output's group and datasets: scores/KEY/values ([N, L, H]) and scores/KEY/baseline ([N]).
+// A score output's group and datasets: scores/KEY/values ([N, L, H]) and scores/KEY/baseline ([N, L]).
 inline std::string score_group(const std::string& key) { return "scores/" + key; }
 inline std::string score_values(const std::string& key) { return score_group(key) + "/values"; }
 inline std::string score_baseline(const std::string& key) { return score_group(key) + "/baseline"; }
+// Rows [begin, end) of scores/KEY/baseline as [rows][layers]; a file before version 5 holds one value per
+// row, given to every layer.
+std::vector<float> read_baseline_rows(const h5::File& f, const std::string& key, std::size_t begin, std::size_t end,
+                                      std::size_t layers);
 // Optional datasets (output.value_norms and the layer maps below); files without them read as before.
 inline constexpr const char* kValueNorms = "tokens/value_norm";
 // Optional gold trees per token (datasets with dependency trees, dataset.format conllu).

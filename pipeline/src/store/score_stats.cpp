@@ -10,12 +10,14 @@ HeadStats compute_head_stats(const h5::File& f, const std::string& key, std::siz
   constexpr std::size_t kRows = 2048;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::string base = score_group(key) + "/";
-  const std::size_t n = static_cast<std::size_t>(f.dims(base + "values")[0]);
+  const auto dims = f.dims(base + "values");  // [N, L, H]
+  const std::size_t n = static_cast<std::size_t>(dims[0]), layers = static_cast<std::size_t>(dims[1]),
+                    heads = lh / layers;
   std::vector<double> count(lh), sum(lh), sumsq(lh), baseline(lh);
   for (std::size_t r = 0; r < n; r += kRows) {
     const std::size_t end = std::min(n, r + kRows);
     auto v = f.read_rows(base + "values", r, end);
-    auto b = f.read_rows(base + "baseline", r, end);
+    auto b = read_baseline_rows(f, key, r, end, layers);
     for (std::size_t i = 0; i < end - r; ++i) {
       if (keep && !(*keep)[r + i]) continue;
       for (std::size_t k = 0; k < lh; ++k) {
@@ -24,7 +26,7 @@ HeadStats compute_head_stats(const h5::File& f, const std::string& key, std::siz
         count[k] += 1;
         sum[k] += x;
         sumsq[k] += x * x;
-        baseline[k] += b[i];
+        baseline[k] += b[i * layers + k / heads];
       }
     }
   }

@@ -15,7 +15,7 @@ class ReturnsInf : public Constant {
       const std::string first = e.tokens.size() > 1 ? e.tokens[1].text : "";
       if (first == "boom" && e.layers > 1 && e.heads > 2)
         out[b].scores[static_cast<std::size_t>(1 * e.heads + 2)] = std::numeric_limits<float>::infinity();
-      if (first == "minus") out[b].baseline[0] = -std::numeric_limits<float>::infinity();
+      if (first == "minus") out[b].baseline.back() = -std::numeric_limits<float>::infinity();  // the last layer
       if (first == "nan") out[b].scores[0] = attnscan::sdk::kUndefined;  // NaN is allowed: undefined
     }
   }

@@ -11,7 +11,7 @@ class Throwing : public attnscan::sdk::Detector {
     for (std::size_t b = 0; b < batch.size(); ++b) {
       if (batch[b].tokens.size() > 1 && batch[b].tokens[1].text == "boom") throw std::runtime_error("boom token seen");
       out[b].scores.assign(static_cast<std::size_t>(batch[b].layers * batch[b].heads), 0.5f);
-      out[b].baseline = {0.5f};
+      out[b].baseline.assign(static_cast<std::size_t>(batch[b].layers), 0.5f);
     }
   }
 };
