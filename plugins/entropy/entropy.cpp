@@ -1,9 +1,27 @@
 // entropy: mean entropy (nats) of the attention rows; Clark et al.'s "broad attention".
 #include <cmath>
+#include <vector>
 
+#include "../common/fast_log.hpp"
 #include "attnscan/detector.hpp"
 
 namespace {
+
+// -sum a ln a over one head's n x n map, in double: fast_log and 16 lanes of partial sums let the compiler
+// use the CPU's widest vectors (one clone per instruction set, chosen when the plugin loads). A zero
+// weight adds exactly 0, a subnormal one less than 1e-36.
+__attribute__((target_clones("avx512f", "avx2", "default"))) double map_entropy(const float* a, std::size_t count) {
+  constexpr std::size_t kLanes = 16;
+  double lanes[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= count; i += kLanes)
+    for (std::size_t k = 0; k < kLanes; ++k)
+      lanes[k] -= static_cast<double>(a[i + k] * attnscan::detectors::fast_log(a[i + k]));
+  double total = 0;
+  for (double lane : lanes) total += lane;
+  for (; i < count; ++i) total -= static_cast<double>(a[i] * attnscan::detectors::fast_log(a[i]));
+  return total;
+}
 
 class Entropy : public attnscan::sdk::Detector {
  public:
@@ -14,14 +32,9 @@ class Entropy : public attnscan::sdk::Detector {
       const std::size_t n = e.size();
       out[b].scores.assign(static_cast<std::size_t>(e.layers * e.heads), 0.0f);
       for (int64_t l = 0; l < e.layers; ++l)
-        for (int64_t h = 0; h < e.heads; ++h) {
-          const float* a = e.head(l, h);
-          // Single-precision logarithms (the values are floats; 2-3x faster than double's), summed in double.
-          double total = 0;
-          for (std::size_t i = 0; i < n * n; ++i)
-            if (a[i] > 0) total -= static_cast<double>(a[i] * std::log(a[i]));
-          out[b].scores[static_cast<std::size_t>(l * e.heads + h)] = static_cast<float>(total / static_cast<double>(n));
-        }
+        for (int64_t h = 0; h < e.heads; ++h)
+          out[b].scores[static_cast<std::size_t>(l * e.heads + h)] =
+              static_cast<float>(map_entropy(e.head(l, h), n * n) / static_cast<double>(n));
       // Uniform attention over the keys a query sees: ln n, or the mean of ln |window(i)| in a windowed layer.
       out[b].baseline.assign(static_cast<std::size_t>(e.layers), 0.0f);
       for (int64_t l = 0; l < e.layers; ++l) {
@@ -34,7 +47,7 @@ class Entropy : public attnscan::sdk::Detector {
 };
 
 attnscan::sdk::DetectorInfo info() {
-  return {"entropy", "1.1", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
+  return {"entropy", "1.2", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
 }
 
 }  // namespace

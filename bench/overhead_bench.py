@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Where attnscan's CPU goes outside the matrix kernels, per real token (issue 30's ruler).
+
+  /usr/bin/python3 bench/overhead_bench.py [--model DIR] [--dataset FILE] [--rows 1500] [--build build]
+      [--out-dir DIR] [--set KEY=VALUE ...] [--ref-binary OTHER_ATTNSCAN] [-n 1]
+
+Runs `attnscan run` as bench/compare_bench.py does (PAWS dev, all seven detectors, fp16 attention of
+every pair stored uncompressed) under `perf record` (all threads and the detector workers), then
+prints two figures per run:
+
+  outside GEMM (FLOPs)   (CPU s - executed GEMM FLOPs / per-core fp32 peak) / real tokens: the CPU a
+                         run spends beyond what its GEMMs would take at the machine's peak (the peak
+                         from bench/forward_bench --gemm-peak in this invocation, divided by the cores)
+  outside GEMM (perf)    CPU s x (1 - share of samples in GEMM kernels) / real tokens: the same from
+                         the profile (BLAS and oneDNN JIT kernels counted as GEMM)
+
+and the split of the samples into buckets (GEMM kernels, packing, LibTorch elementwise, detectors,
+fp16 conversion and checksums, HDF5, kernel, libc, start-up, attnscan itself), each as a share and as
+us of CPU per real token. With --ref-binary the same run of another attnscan is measured alternately
+(before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_bench import CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flops, n_tokens_of, timed  # noqa: E402
+
+# (bucket, test on (dso, symbol)); the first that matches takes the sample.
+BUCKETS = [
+    ("GEMM kernels", lambda d, s: re.search(r"gemm.*kernel|kernel.*gemm|brgemm|gemv", s) is not None
+        or re.match(r"\[JIT\]|perf-\d+\.map|\[unknown\]|//anon", d) is not None),
+    ("packing (BLAS copies, oneDNN reorders)", lambda d, s: re.match(r"libopenblas|libblas|libdnnl|libmkldnn|libtorch", d)
+        is not None and re.search(r"copy|reorder|pack", s) is not None),
+    ("LibTorch elementwise", lambda d, s: re.match(r"libtorch|libc10|libgomp|libtbb", d) is not None),
+    ("detectors", lambda d, s: d.endswith(".so") and os.path.splitext(d)[0] in DETECTORS or d.startswith("libm.")),
+    ("fp16 conversion, checksums", lambda d, s: re.search(r"to_half|crc32|checksum|fletcher", s, re.I) is not None),
+    ("HDF5 and filters", lambda d, s: re.match(r"libhdf5|liblz4|libz\.|libh5", d) is not None),
+    ("kernel (page cache, faults)", lambda d, s: d.startswith("[kernel")),
+    ("libc, libstdc++ (memmove, malloc)", lambda d, s: re.match(r"libc\.|libstdc\+\+|libc-", d) is not None),
+    ("start-up (dynamic linking)", lambda d, s: d.startswith("ld-linux")),
+    ("attnscan itself (tokenizer, pipeline)", lambda d, s: d == "attnscan" or d.startswith("libattnscan")),
+    ("BLAS and oneDNN, other", lambda d, s: re.match(r"libopenblas|libblas|libdnnl|libmkldnn", d) is not None),
+]
+OTHER = "other"
+
+
+def profile_split(perf_data):
+    """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1."""
+    out = subprocess.run(["perf", "report", "-i", perf_data, "--no-children", "--sort", "dso,sym", "--stdio",
+                          "--percent-limit", "0", "-F", "overhead,dso,sym"], capture_output=True, text=True, check=True)
+    shares = {name: 0.0 for name, _ in BUCKETS}
+    shares[OTHER] = 0.0
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(.*?)\s+\[[.k]\]\s+(.*)$", line)  # a dso may hold spaces: "[JIT] tid 7"
+        if not m:
+            continue
+        pct, dso, sym = float(m.group(1)), m.group(2), m.group(3).strip()
+        name = next((b for b, test in BUCKETS if test(dso, sym)), OTHER)
+        shares[name] += pct
+    total = sum(shares.values())  # perf rounds each line to 0.01%: thousands of small lines sum above 100
+    return {name: pct / total for name, pct in shares.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=os.environ.get("ATTNSCAN_MODEL") or os.path.join(CACHE, "models", "all-MiniLM-L6-v2"))
+    ap.add_argument("--dataset", default=os.path.join(ROOT, "..", "shared", "datasets", "paws", "dev.tsv"))
+    ap.add_argument("--rows", type=int, default=1500)
+    ap.add_argument("-n", type=int, default=1, help="repetitions (the median CPU and its profile are printed)")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out-dir", default=None)
+    ap.add_argument("--set", action="append", default=[], help="extra --set for every attnscan run")
+    ap.add_argument("--ref-binary", default=None, help="another attnscan to measure alternately")
+    a = ap.parse_args()
+    if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
+        sys.exit("overhead_bench: needs perf (Debian package linux-perf)")
+    binary = os.path.join(a.build, "pipeline", "attnscan")
+    model, dataset = os.path.abspath(a.model), os.path.abspath(a.dataset)
+    out_dir = a.out_dir or tempfile.mkdtemp(prefix="overhead_bench_")
+    os.makedirs(out_dir, exist_ok=True)
+    cores = len(os.sched_getaffinity(0))
+    print(subprocess.run([binary, "info"], capture_output=True, text=True, check=True).stdout.strip())
+    peak, line = gemm_peak(a.build)
+    print(f"{line}\ncores: {cores}; load average before: {loadavg()}")
+
+    config = os.path.join(out_dir, "overhead.yaml")
+    with open(config, "w") as f:
+        f.write(f"model: {model!r}\n"
+                f"dataset:\n  format: tsv\n  path: {dataset!r}\n  header: true\n  quoting: none\n"
+                f"  sentence_a: 1\n  sentence_b: 2\n  max_rows: {a.rows}\n  on_bad_row: skip\n"
+                f"output:\n  dtype: float16\n  compression: none\n  attention_every: 1\n"
+                f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
+    binaries = {"attnscan": binary}
+    if a.ref_binary:
+        binaries["ref"] = os.path.abspath(a.ref_binary)
+    runs = {name: [] for name in binaries}
+    for rep in range(a.n):
+        for name, path in binaries.items():
+            out = os.path.join(out_dir, f"{name}.{rep}.h5")
+            data = os.path.join(out_dir, f"{name}.{rep}.perf")
+            args = ["perf", "record", "-q", "-F", "499", "-o", data, "--", path, "run", "-c", config, "-o", out,
+                    "--overwrite", "--no-progress"]
+            for s in a.set:
+                args += ["--set", s]
+            wall, cpu, rss = timed(args, os.path.join(out_dir, f"{name}.{rep}.log"))
+            runs[name].append((cpu, wall, rss, out, data))
+            print(f"rep {rep + 1}/{a.n} {name:<9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak RSS {rss / 1024:5.0f} MiB",
+                  flush=True)
+
+    for name, reps in runs.items():
+        cpu, wall, rss, out, data = sorted(reps)[len(reps) // 2]
+        n = n_tokens_of(out)
+        tokens = int(n.sum())
+        _, executed = model_flops(model, n)
+        per_core = peak / cores * 1e9
+        shares = profile_split(data)
+        gemm = shares[BUCKETS[0][0]]
+        us = lambda s: s * 1e6 / tokens
+        print(f"\n{name}: {len(n)} pairs, {tokens} real tokens; median CPU {cpu:.2f} s (wall {wall:.2f} s, "
+              f"peak RSS {rss / 1024:.0f} MiB); executed GEMM FLOPs {executed / 1e9:.0f} G = "
+              f"{executed / per_core:.2f} CPU s at the per-core peak")
+        print(f"  outside GEMM (FLOPs): {us(cpu - executed / per_core):7.1f} us of CPU per real token")
+        print(f"  outside GEMM (perf):  {us(cpu * (1 - gemm)):7.1f} us of CPU per real token "
+              f"(GEMM kernels {gemm:.1%} of the samples, {us(cpu * gemm):.1f} us/token)")
+        print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
+        for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
+            print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")
+    if a.ref_binary:
+        med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
+        print(f"\nCPU ref / attnscan: {med['ref'] / med['attnscan']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
