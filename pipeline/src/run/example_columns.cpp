@@ -40,7 +40,13 @@ __attribute__((target("avx,f16c"))) void to_half_f16c(const float* src, uint16_t
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; ++i) dst[i] = float_to_half(src[i]);
+  if (i == n) return;
+  // The row's last n % 8 values through the same instruction (a row of n values: 8% of them at n = 52).
+  alignas(32) float tail[8] = {};
+  alignas(16) uint16_t halves[8];
+  std::memcpy(tail, src + i, (n - i) * sizeof(float));
+  _mm_store_si128(reinterpret_cast<__m128i*>(halves), _mm256_cvtps_ph(_mm256_load_ps(tail), _MM_FROUND_TO_NEAREST_INT));
+  std::memcpy(dst + i, halves, (n - i) * sizeof(uint16_t));
 }
 
 void to_half(const float* src, uint16_t* dst, std::size_t n) {
