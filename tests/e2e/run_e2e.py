@@ -801,12 +801,13 @@ def test_windowed_layers_match_numpy_reference():
     """ModernBERT's sliding-window layers: every detector's scores and per-layer baselines equal the numpy
     reference, which takes a local layer's uniform attention over the keys a query sees (|i - j| <=
     local_attention // 2, from the stored config.json); on pairs longer than the window a local layer's
-    baseline is above its global neighbour's, and `heads` ranks by that layer's own baseline."""
+    baseline is above its global neighbour's, `heads` ranks by that layer's own baseline, and `compare`
+    tests the local layers' heads like any other."""
     need_datasets()
     model = family_model("modernbert")
     cfg, target = out("windowed.yaml"), out("windowed.h5")
     detector_config(cfg, "dataset:\n  path: ../shared/datasets/stsb/sts-dev.csv\n  header: false\n"
-                    "  sentence_a: 5\n  sentence_b: 6\n  max_rows: 60\n", {})
+                    "  sentence_a: 5\n  sentence_b: 6\n  label: 4\n  max_rows: 60\n", {})
     run("run", "-c", cfg, "--model", model, "-o", target, "--no-progress")
     with h5py.File(target, "r") as f:
         config = json.loads(f.attrs["model_config"])
@@ -826,6 +827,16 @@ def test_windowed_layers_match_numpy_reference():
     heads = json.loads(run("heads", target, "--detector", "next_token", "--top", "100", "--format", "json").stdout)
     for h in heads["heads"]:
         assert abs(h["baseline"] - mean_base[h["layer"], h["head"]]) <= 1e-6 * max(1.0, abs(h["baseline"])), h
+    # compare --by label (the two largest STS-B score groups) tests every head of every layer, local ones included.
+    cmp = json.loads(run("compare", target, "--by", "label", "--top", "0", "--resamples", "100", "--format", "json").stdout)
+    with h5py.File(target, "r") as f:
+        labels = f["examples/label"].asstr()[...]
+        values = f["scores/next_token/next_token/values"][...]
+    rows = [r for r in cmp["heads"] if r["detector"] == "next_token" and r["layer"] in local]
+    assert len(rows) == len(local) * values.shape[2], len(rows)
+    for r in rows:
+        want = float(np.nanmean(values[labels == cmp["a"], r["layer"], r["head"]]))
+        assert abs(r["mean_a"] - want) <= 1e-6, (r, want)
 
 
 def test_detector_faults_keep_output_intact():
