@@ -2,17 +2,21 @@
 //
 //   forward_bench [--quick] [--threads N] [--model DIR]
 //   forward_bench --gemm-peak [--threads N]     (only the fp32 GEMM peak line; bench/compare_bench.py)
+//   forward_bench --ops [--threads N] [--model DIR] (self time of each ATen op in a 16 x 48 forward)
 //
 // Prints, per model / precision / batch / length: sequences/s, achieved GFLOP/s (useful FLOPs of the
 // padded batch, see BertEncoder::flops) and that rate as a share of the measured fp32 GEMM peak.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -70,19 +74,56 @@ TokenBatch random_batch(int64_t batch, int64_t len, int64_t vocab, std::mt19937&
   return b;
 }
 
+// Self time of each ATen op over `reps` forwards of one batch (LibTorch's legacy profiler, CPU events):
+// what is spent outside the matrix kernels, op by op (issue 30). Prints the ops by self time.
+void print_op_times(const BertEncoder& enc, const TokenBatch& b, int reps) {
+  namespace prof = torch::autograd::profiler;
+  enc.forward(b);  // warm-up
+  prof::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
+  for (int r = 0; r < reps; ++r) enc.forward(b);
+  const prof::thread_event_lists lists = prof::disableProfilerLegacy();
+  std::map<std::string, std::pair<double, long>> self;  // op -> (self us, calls)
+  double total = 0;
+  for (const auto& events : lists) {
+    struct Open { const prof::LegacyEvent* push; double children; };
+    std::vector<Open> stack;
+    for (const auto& e : events) {
+      if (e.kind() == prof::EventKind::PushRange) stack.push_back({&e, 0.0});
+      if (e.kind() != prof::EventKind::PopRange || stack.empty()) continue;
+      const Open open = stack.back();
+      stack.pop_back();
+      const double inclusive = open.push->cpuElapsedUs(e);
+      auto& [us, calls] = self[open.push->name()];
+      us += inclusive - open.children;
+      ++calls;
+      if (stack.empty()) total += inclusive;
+      else stack.back().children += inclusive;
+    }
+  }
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [name, t] : self) order.push_back({t.first, name});
+  std::sort(order.rbegin(), order.rend());
+  std::printf("%-36s %10s %7s %8s\n", "op (self time)", "us/forward", "share", "calls");
+  for (const auto& [us, name] : order)
+    std::printf("%-36s %10.1f %6.1f%% %8.1f\n", name.c_str(), us / reps, 100.0 * us / total,
+                double(self[name].second) / reps);
+  std::printf("%-36s %10.1f\n", "all ops", total / reps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, peak_only = false;
+  bool quick = false, peak_only = false, ops = false;
   int threads = 0;
   std::filesystem::path model_dir = default_model_dir();
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--gemm-peak")) peak_only = true;
+    else if (!std::strcmp(argv[i], "--ops")) ops = true;
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) model_dir = argv[++i];
     else {
-      std::fprintf(stderr, "usage: forward_bench [--quick | --gemm-peak] [--threads N] [--model DIR]\n");
+      std::fprintf(stderr, "usage: forward_bench [--quick | --gemm-peak | --ops] [--threads N] [--model DIR]\n");
       return 2;
     }
   }
@@ -93,6 +134,16 @@ int main(int argc, char** argv) {
   std::printf("fp32 GEMM peak (%d^3): oneDNN %.1f GFLOP/s, BLAS %.1f GFLOP/s -> peak %.1f GFLOP/s\n\n",
               quick ? 1024 : 2048, onednn, blas, peak);
   if (peak_only) return 0;
+  if (ops) {
+    std::mt19937 rng(7);
+    const auto loaded = load_model(model_dir);
+    EncoderOptions o;
+    o.threads = threads;
+    const BertEncoder enc(loaded, o);
+    std::printf("%s, linear %s, batch 16 x 48\n", model_dir.c_str(), linear_backend_name(resolve_linear_backend(o)));
+    print_op_times(enc, random_batch(16, 48, loaded.config.vocab_size, rng), 50);
+    return 0;
+  }
 
   struct Entry {
     std::string name;
