@@ -84,6 +84,19 @@ def model_flops(model_dir, n_tokens):
     return L * layer, (L - 1) * layer + last_attention_only
 
 
+def write_run_config(path, model, dataset, header, col_a, col_b, rows):
+    """The benchmarked run: the pairs of a TSV file, all seven detectors, fp16 attention of every pair
+    stored uncompressed. max_rows counts the header-less data rows, as the baseline counts pairs."""
+    with open(path, "w") as f:
+        f.write(f"model: {json.dumps(model)}\n"
+                f"dataset:\n  format: tsv\n  path: {json.dumps(dataset)}\n  header: {str(header).lower()}\n"
+                f"  quoting: none\n  sentence_a: {col_a}\n  sentence_b: {col_b}\n  max_rows: {rows}\n"
+                f"  on_bad_row: skip\n"
+                f"output:\n  dtype: float16\n  compression: none\n  attention_every: 1\n"
+                f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
+    return path
+
+
 def n_tokens_of(path):
     with h5py.File(path, "r") as f:
         return f["examples/n_tokens"][...].astype(np.int64)
@@ -116,15 +129,7 @@ def main():
     peak0, line0 = gemm_peak(a.build)
     print(line0)
 
-    config = os.path.join(out_dir, "compare.yaml")
-    with open(config, "w") as f:
-        f.write(f"model: {json.dumps(model)}\n"
-                f"dataset:\n  format: tsv\n  path: {json.dumps(dataset)}\n  header: {str(a.header).lower()}\n"
-                f"  quoting: none\n  sentence_a: {a.col_a}\n  sentence_b: {a.col_b}\n  max_rows: {a.rows}\n"
-                f"  on_bad_row: skip\n"
-                f"output:\n  dtype: float16\n  compression: none\n  attention_every: 1\n"
-                f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
-    # max_rows counts the header-less data rows in attnscan; the baseline counts pairs the same way.
+    config = write_run_config(os.path.join(out_dir, "compare.yaml"), model, dataset, a.header, a.col_a, a.col_b, a.rows)
 
     def attnscan_run(bin_path, out, scores_only, *sets):
         args = [bin_path, "run", "-c", config, "-o", out, "--overwrite", "--no-progress"]

@@ -28,7 +28,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_bench import CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flops, n_tokens_of, timed  # noqa: E402
+from compare_bench import (CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flops, n_tokens_of,  # noqa: E402
+                           timed, write_run_config)
 
 # (bucket, test on (dso, symbol)); the first that matches takes the sample.
 BUCKETS = [
@@ -88,13 +89,7 @@ def main():
     peak, line = gemm_peak(a.build)
     print(f"{line}\ncores: {cores}; load average before: {loadavg()}")
 
-    config = os.path.join(out_dir, "overhead.yaml")
-    with open(config, "w") as f:
-        f.write(f"model: {model!r}\n"
-                f"dataset:\n  format: tsv\n  path: {dataset!r}\n  header: true\n  quoting: none\n"
-                f"  sentence_a: 1\n  sentence_b: 2\n  max_rows: {a.rows}\n  on_bad_row: skip\n"
-                f"output:\n  dtype: float16\n  compression: none\n  attention_every: 1\n"
-                f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
+    config = write_run_config(os.path.join(out_dir, "overhead.yaml"), model, dataset, True, 1, 2, a.rows)
     binaries = {"attnscan": binary}
     if a.ref_binary:
         binaries["ref"] = os.path.abspath(a.ref_binary)

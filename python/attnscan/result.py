@@ -138,13 +138,19 @@ class Result:
         """The "detector/output" key that `name` (a key, or a detector with one output) means."""
         return resolve(self._file, self.path, name)
 
-    def scores(self, name):
-        """Scores of one detector output: .values [N, L, H] float32, .baseline [N, L]."""
-        return read_scores(self._file, self.path, name)
+    def scores(self, name, begin=0, end=None):
+        """Scores of one detector output, examples [begin, end) (all by default): .values [N, L, H]
+        float32, .baseline [N, L]."""
+        return read_scores(self._file, self.path, name, begin, end)
 
-    def scores_frame(self, names=None):
-        """Long pandas DataFrame: example, label, detector, output, layer, head, score, baseline."""
-        return frames.scores_frame(self, names)
+    def scores_frame(self, names=None, layers=None, heads=None):
+        """Long pandas DataFrame: example, label, detector, output, layer, head, score, baseline (compact
+        dtypes; names, layers and heads keep a subset)."""
+        return frames.scores_frame(self, names, layers, heads)
+
+    def iter_scores_frames(self, names=None, layers=None, heads=None, rows=10000):
+        """scores_frame() in pieces of `rows` examples, for frames larger than memory."""
+        return frames.iter_scores_frames(self, names, layers, heads, rows)
 
     def scores_xarray(self, name):
         """One output as an xarray DataArray (example x layer x head)."""

@@ -442,6 +442,23 @@ def test_converters_of_subsets_frames_and_similarity():
         assert (frame[frame["example"] == 5]["label"] == "").all()  # an empty label field is the label ""
         one = r.scores_frame(["next_token"])
         assert set(one["output"]) == {"next_token"} and len(one) == n * L * H
+        # Compact columns (about 18 bytes a row, the size that lets 100k pairs fit), subsets and pieces.
+        assert [str(t) for t in frame.dtypes] == ["int32", "category", "category", "category", "int8", "int8",
+                                                  "float32", "float32"], frame.dtypes
+        per_row = frame.memory_usage(deep=True).sum() / len(frame)
+        print(f"scores_frame: {per_row:.1f} bytes per row")
+        assert per_row <= 20, per_row
+        part = r.scores_frame(["delimiter/sep"], layers=[3, 1], heads=[9])
+        assert list(part["layer"]) == [1, 3] * n and set(part["head"]) == {9}, part
+        assert same(part["score"].to_numpy().reshape(n, 2), f["scores/delimiter/sep/values"][:, [1, 3], 9])
+        assert same(part["baseline"].to_numpy().reshape(n, 2), f["scores/delimiter/sep/baseline"][:, [1, 3]])
+        expect_error(ValueError, lambda: r.scores_frame(heads=[H]), f"heads [{H}] out of range")
+        import pandas as pd  # present: scores_frame() above needed it
+        order = ["output", "example", "layer", "head"]
+        pieces = list(r.iter_scores_frames(rows=5))
+        assert [p["example"].nunique() for p in pieces] == [5, 5, 2]
+        joined = pd.concat(pieces, ignore_index=True).sort_values(order, kind="stable").reset_index(drop=True)
+        assert joined.equals(frame.sort_values(order, kind="stable").reset_index(drop=True))
         sel = r.where(label="no")
         assert same(sel.scores("next_token").values, f["scores/next_token/next_token/values"][...][sel.positions])
         try:
