@@ -177,6 +177,11 @@ def test_label_groups_and_correlation_match_scipy():
     f = scores_run("labelled.h5", pairs_file(labels), "dataset.label=label")
     report = json.loads(attnscan("compare", f, "--by", "label", "--top", "0", "--format", "json").stdout)
     assert (report["a"], report["b"]) == ("yes", "no"), report["a"]  # the two largest, later label first
+    # Heads are tested on every core; each test draws from its own seed, so one thread gives the same.
+    alone = json.loads(attnscan("compare", f, "--by", "label", "--top", "0", "--format", "json", "--threads", "1").stdout)
+    assert alone == report
+    table = attnscan("compare", f, "--by", "label", "--top", "0").stdout
+    assert "0.00e+00" not in table and "<1.0e-03" in table, table  # p at its resolution, never 0
     got = rows_by_head(report)
     h = h5py.File(f, "r")
     lab = h["examples/label"].asstr()[...]

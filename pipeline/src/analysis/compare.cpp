@@ -1,8 +1,12 @@
 #include "analysis/compare.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "analysis/label_groups.hpp"
@@ -26,6 +30,32 @@ std::vector<double> head_column(const std::vector<double>& values, std::size_t e
   for (std::size_t i = 0; i < examples; ++i)
     c[i] = values[i * static_cast<std::size_t>(layers_x_heads) + static_cast<std::size_t>(layer * heads + head)];
   return c;
+}
+
+// test(layer, head) for every head of one output, on o.threads threads (0: every core), appended to rows
+// in head order. Each test draws from its own seed, so the results do not depend on the threads.
+template <typename Test>
+void test_heads(int64_t layers, int64_t heads, const CompareOptions& o, std::vector<CompareRow>& rows, Test test) {
+  const auto count = static_cast<std::size_t>(layers * heads);
+  std::vector<CompareRow> out(count);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  auto work = [&] {
+    for (std::size_t k; (k = next++) < count;) try {
+        out[k] = test(static_cast<int64_t>(k) / heads, static_cast<int64_t>(k) % heads);
+      } catch (...) {
+        const std::lock_guard<std::mutex> hold(failure_lock);
+        if (!failure) failure = std::current_exception();
+      }
+  };
+  const unsigned cores = o.threads > 0 ? static_cast<unsigned>(o.threads) : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<std::size_t>(cores, count); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  rows.insert(rows.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
 }
 
 void finish(Comparison& c) {
@@ -79,22 +109,23 @@ Comparison compare_files(const ResultFile& a, const ResultFile& b, const Compare
              "; Cohen's d_z; Benjamini-Hochberg q over all tests";
   std::set<std::string> in_b;
   for (const auto& so : pb.scores) in_b.insert(so.key());
-  uint64_t test = 0;
+  uint64_t first_test = 0;  // test k of the comparison draws from seed + k
   for (const auto& so : pa.scores) {
     if (!in_b.count(so.key())) continue;
     const auto va = scores(a, so), vb = scores(b, so);
-    for (int64_t l = 0; l < layers; ++l)
-      for (int64_t h = 0; h < heads; ++h, ++test) {
-        const auto x = head_column(va, a.examples(), pa.model_heads, l, h, pa.model_layers * pa.model_heads);
-        const auto y = head_column(vb, b.examples(), pb.model_heads, l, h, pb.model_layers * pb.model_heads);
-        CompareRow row{so.detector, so.output, l, h, stats::paired_test(x, y, o.resamples, o.seed + test), NAN};
-        if (o.ci == "bootstrap") {
-          std::vector<double> d(x.size());
-          for (std::size_t i = 0; i < d.size(); ++i) d[i] = x[i] - y[i];
-          std::tie(row.test.ci_low, row.test.ci_high) = stats::bootstrap_mean_ci(d, o.resamples, o.seed + test);
-        }
-        c.rows.push_back(row);
+    test_heads(layers, heads, o, c.rows, [&](int64_t l, int64_t h) {
+      const uint64_t test = first_test + static_cast<uint64_t>(l * heads + h);
+      const auto x = head_column(va, a.examples(), pa.model_heads, l, h, pa.model_layers * pa.model_heads);
+      const auto y = head_column(vb, b.examples(), pb.model_heads, l, h, pb.model_layers * pb.model_heads);
+      CompareRow row{so.detector, so.output, l, h, stats::paired_test(x, y, o.resamples, o.seed + test), NAN};
+      if (o.ci == "bootstrap") {
+        std::vector<double> d(x.size());
+        for (std::size_t i = 0; i < d.size(); ++i) d[i] = x[i] - y[i];
+        std::tie(row.test.ci_low, row.test.ci_high) = stats::bootstrap_mean_ci(d, o.resamples, o.seed + test);
       }
+      return row;
+    });
+    first_test += static_cast<uint64_t>(layers * heads);
   }
   if (c.rows.empty()) throw Error(an + " and " + bn + " have no detector output in common");
   finish(c);
@@ -133,28 +164,29 @@ Comparison compare_label_groups(const ResultFile& f, const CompareOptions& o) {
                "; Hedges' g; Benjamini-Hochberg q over all tests";
   }
   const auto labels = file.read<double>("examples/label_value", 0, f.examples());
-  uint64_t test = 0;
+  uint64_t first_test = 0;  // test k of the comparison draws from seed + k
   for (const auto& so : p.scores) {
     const auto values = scores(f, so);
-    for (int64_t l = 0; l < p.model_layers; ++l)
-      for (int64_t h = 0; h < p.model_heads; ++h, ++test) {
-        const auto column = head_column(values, f.examples(), p.model_heads, l, h, p.model_layers * p.model_heads);
-        CompareRow row{so.detector, so.output, l, h, {}, NAN};
-        if (continuous) {
-          row.test = stats::spearman_test(column, labels);
-        } else {
-          std::vector<double> a, b;
-          for (std::size_t i = 0; i < column.size(); ++i) {
-            if (mask_a[i]) a.push_back(column[i]);
-            if (mask_b[i]) b.push_back(column[i]);
-          }
-          row.test = stats::welch_test(a, b, o.resamples, o.seed + test);
-          if (o.ci == "bootstrap") {
-            std::tie(row.test.ci_low, row.test.ci_high) = stats::bootstrap_difference_ci(a, b, o.resamples, o.seed + test);
-          }
+    test_heads(p.model_layers, p.model_heads, o, c.rows, [&](int64_t l, int64_t h) {
+      const uint64_t test = first_test + static_cast<uint64_t>(l * p.model_heads + h);
+      const auto column = head_column(values, f.examples(), p.model_heads, l, h, p.model_layers * p.model_heads);
+      CompareRow row{so.detector, so.output, l, h, {}, NAN};
+      if (continuous) {
+        row.test = stats::spearman_test(column, labels);
+      } else {
+        std::vector<double> a, b;
+        for (std::size_t i = 0; i < column.size(); ++i) {
+          if (mask_a[i]) a.push_back(column[i]);
+          if (mask_b[i]) b.push_back(column[i]);
         }
-        c.rows.push_back(row);
+        row.test = stats::welch_test(a, b, o.resamples, o.seed + test);
+        if (o.ci == "bootstrap") {
+          std::tie(row.test.ci_low, row.test.ci_high) = stats::bootstrap_difference_ci(a, b, o.resamples, o.seed + test);
+        }
       }
+      return row;
+    });
+    first_test += static_cast<uint64_t>(p.model_layers * p.model_heads);
   }
   finish(c);
   return c;

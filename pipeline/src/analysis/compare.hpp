@@ -15,6 +15,7 @@ struct CompareOptions {
   uint64_t seed = 1;
   std::string ci = "normal";        // normal (t-based) or bootstrap (percentile, over examples)
   std::vector<std::string> groups;  // label comparison: the two groups A, B (default: the two largest)
+  int threads = 0;                  // heads tested at once (0: every core); the results do not depend on it
 };
 
 struct CompareRow {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -64,11 +65,29 @@ void print_csv(const analysis::Comparison& c, const std::vector<const analysis::
   }
 }
 
-void print_table(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows, double q_mark) {
+// A p-value as the table prints it: scientific, or what it is below where it sits at its resolution, so that a
+// table never shows 0: "<1.0e-300" for a t-based p that underflowed, "<1.0e-03" for a permutation p of
+// (0 + 1) / (R + 1) (no resample as extreme: the truth is below 1 / (R + 1)).
+std::string p_text(double p, double floor) {
+  char text[32];
+  if (!std::isnan(p) && p <= floor * (1 + 1e-9)) {
+    std::snprintf(text, sizeof text, "<%.1e", std::max(floor, 1e-300));
+    return text;
+  }
+  std::snprintf(text, sizeof text, "%.2e", p);
+  return text;
+}
+
+void print_table(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows, double q_mark,
+                 int resamples) {
+  const double perm_floor = 1.0 / (static_cast<double>(resamples) + 1);
   const bool corr = c.kind == "correlation";
   std::cout << (c.kind == "paired" ? "A = " + c.a + "\nB = " + c.b : corr ? std::string("score vs label") : "A = label " + c.a + ", B = label " + c.b)
             << "\n" << c.method << "\n" << (c.heads_note.empty() ? "" : c.heads_note + "\n")
-            << "layer-head 0-indexed; * = q < " << q_mark << "\n";
+            << "layer-head 0-indexed; * = q < " << q_mark
+            << (corr ? "" : "; p perm \"" + p_text(perm_floor, perm_floor) + "\": none of " + std::to_string(resamples) +
+                                " resamples as extreme (p below 1/" + std::to_string(resamples + 1) + ")")
+            << "\n";
   std::string last;
   for (const auto* r : rows) {
     const std::string title = r->detector + "/" + r->output;
@@ -84,9 +103,11 @@ void print_table(const analysis::Comparison& c, const std::vector<const analysis
               << t.n << std::fixed << std::setprecision(4);
     if (!corr) std::cout << " " << std::setw(8) << t.mean_a << " " << std::setw(8) << t.mean_b;
     std::cout << " " << std::setw(8) << t.effect << "  [" << std::setw(7) << t.ci_low << ", " << std::setw(7) << t.ci_high << "]"
-              << std::scientific << std::setprecision(2) << "  " << std::setw(9) << t.p;
-    if (!corr) std::cout << "  " << std::setw(9) << t.p_permutation << std::fixed << std::setprecision(3) << "  " << std::setw(6) << t.standardized;
-    std::cout << std::scientific << std::setprecision(2) << "  " << std::setw(9) << r->q << (r->q < q_mark ? " *" : "")
+              << "  " << std::setw(9) << p_text(t.p, 0);
+    if (!corr)
+      std::cout << "  " << std::setw(9) << p_text(t.p_permutation, perm_floor) << std::fixed << std::setprecision(3) << "  "
+                << std::setw(6) << t.standardized;
+    std::cout << "  " << std::setw(9) << p_text(r->q, 0) << (r->q < q_mark ? " *" : "")
               << (t.why_nan.empty() ? "" : "  (" + t.why_nan + ")") << std::defaultfloat << "\n";
   }
 }
@@ -122,7 +143,8 @@ int compare_command(const std::vector<std::string>& args) {
       "ci", po::value(&o.ci)->default_value("normal"), "normal (t-based) or bootstrap (percentile)")(
       "top", po::value(&top)->default_value(5), "rows per detector output, by effect size (0: all)")(
       "q", po::value(&q)->default_value(0), "only heads with Benjamini-Hochberg q below this (0: no filter)")(
-      "format", po::value(&format)->default_value("table"), "table, csv or json");
+      "format", po::value(&format)->default_value("table"), "table, csv or json")(
+      "threads", po::value(&o.threads)->default_value(0), "heads tested at once (0: all cores; results do not depend on it)");
   std::vector<std::string> files;
   const auto vm = parse_with_files(args, opts, files, 2);
   if (vm.count("help")) {
@@ -131,6 +153,7 @@ int compare_command(const std::vector<std::string>& args) {
   }
   if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
   if (o.ci != "normal" && o.ci != "bootstrap") throw Error("--ci " + o.ci + ": expected normal or bootstrap");
+  if (o.threads < 0) throw Error("--threads " + std::to_string(o.threads) + ": expected 0 (all cores) or more");
   if (o.resamples < 100) throw Error("--resamples " + std::to_string(o.resamples) + ": use at least 100 (p-values below 1/(R+1) cannot show)");
   o.groups = group_pair(groups);
   analysis::Comparison c;
@@ -144,7 +167,7 @@ int compare_command(const std::vector<std::string>& args) {
   const auto rows = shown(c, top, q);
   if (format == "json") print_json(c, rows);
   else if (format == "csv") print_csv(c, rows);
-  else print_table(c, rows, q > 0 ? q : 0.05);
+  else print_table(c, rows, q > 0 ? q : 0.05, o.resamples);
   if (format == "table" && q > 0) print_none_passed(c, rows, q);
   return 0;
 }
