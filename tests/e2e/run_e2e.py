@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 import h5py
 import numpy as np
@@ -837,6 +838,13 @@ def test_windowed_layers_match_numpy_reference():
     for r in rows:
         want = float(np.nanmean(values[labels == cmp["a"], r["layer"], r["head"]]))
         assert abs(r["mean_a"] - want) <= 1e-6, (r, want)
+    # The per-layer figure draws each layer's own baseline (the report's view draws the same in the browser).
+    run("plot", target, "-o", out("windowed_plots"))
+    svg = ET.parse(os.path.join(out("windowed_plots"), "next_token-next_token-per-layer.svg")).getroot()
+    drawn = {int(e.get("data-layer")): float(e.get("data-value")) for e in svg.iter() if e.get("class") == "layer-baseline"}
+    assert sorted(drawn) == list(range(len(windows))), drawn
+    for layer, value in drawn.items():
+        assert abs(value - float(mean_base[layer].mean())) <= 1e-6, (layer, value, mean_base[layer])
 
 
 def test_detector_faults_keep_output_intact():

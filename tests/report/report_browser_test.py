@@ -901,8 +901,11 @@ def test_plot_svgs_round_trip():
             for c in cells:
                 l, h = int(c.get("data-layer")), int(c.get("data-head"))
                 assert np.float32(float(c.get("data-value"))) == mean[l, h], (key, l, h)
-            points = [e for e in ET.parse(base + "-per-layer.svg").getroot().iter() if e.get("class") == "point"]
+            per_layer = list(ET.parse(base + "-per-layer.svg").getroot().iter())
+            points = [e for e in per_layer if e.get("class") == "point"]
             assert len(points) == L * H, (key, len(points))
+            # MiniLM's layers all see every key: one baseline line, no per-layer steps.
+            assert not [e for e in per_layer if e.get("class") == "layer-baseline"], key
         example_id = f["examples/id"].asstr()[0]
         n, o = int(f["examples/n_tokens"][0]), int(f["examples/attention_offset"][0])
         A = f["attention/values"][o:o + L * H * n * n].reshape(L, H, n, n)

@@ -29,6 +29,27 @@ double mean_baseline(const HeadStats& s) {
   return n ? sum / n : NAN;
 }
 
+// Each layer's mean baseline over its heads (NaN where none is finite).
+std::vector<double> layer_baselines(const HeadStats& s, int64_t L, int64_t H) {
+  std::vector<double> out;
+  for (int64_t l = 0; l < L; ++l) {
+    double sum = 0;
+    int n = 0;
+    for (int64_t h = 0; h < H; ++h)
+      if (const float b = s.baseline_mean[static_cast<std::size_t>(l * H + h)]; std::isfinite(b)) sum += b, ++n;
+    out.push_back(n ? sum / n : NAN);
+  }
+  return out;
+}
+
+// Whether the layers have baselines of their own (sliding-window layers), not one shared by all.
+bool baselines_differ(const std::vector<double>& per_layer) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double b : per_layer)
+    if (std::isfinite(b)) lo = std::min(lo, b), hi = std::max(hi, b);
+  return hi > lo + 1e-6 * std::max(1.0, std::fabs(hi));
+}
+
 std::string open_svg(double width, double height, const char* font = "sans-serif") {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
          "\" height=\"" + num(height) + "\" font-family=\"" + font + "\" font-size=\"11\">\n";
@@ -44,7 +65,12 @@ std::string text(double x, double y, const std::string& s, const std::string& ex
 std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
   const double cw = 26, ch = 20, left = 58, top = 48;
   const double width = left + H * cw + 150, height = top + L * ch + 30;
-  const ColourDomain d = colour_domain(s.mean, mean_baseline(s));
+  const std::vector<double> base = layer_baselines(s, L, H);
+  const bool own_baselines = baselines_differ(base);  // then each row is white at its own layer's baseline
+  std::vector<float> shown = s.mean;
+  if (own_baselines)
+    for (double b : base) shown.push_back(static_cast<float>(b));
+  const ColourDomain d = colour_domain(shown, mean_baseline(s));
   std::string out = open_svg(width, height);
   out += text(4, 13, title, "font-weight=\"bold\"");
   out += text(left + H * cw / 2, 28, "head (0-indexed)", "text-anchor=\"middle\"");
@@ -55,7 +81,8 @@ std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L,
   for (int64_t l = 0; l < L; ++l)
     for (int64_t h = 0; h < H; ++h) {
       const float v = s.mean[static_cast<std::size_t>(l * H + h)];
-      const std::string fill = std::isfinite(v) ? diverging_colour(diverging_position(v, d.lo, d.baseline, d.hi)) : kUndefinedCell;
+      const double white = own_baselines && std::isfinite(base[static_cast<std::size_t>(l)]) ? base[static_cast<std::size_t>(l)] : d.baseline;
+      const std::string fill = std::isfinite(v) ? diverging_colour(diverging_position(v, d.lo, white, d.hi)) : kUndefinedCell;
       out += "<rect class=\"cell\" x=\"" + num(left + h * cw) + "\" y=\"" + num(top + l * ch) + "\" width=\"" + num(cw - 1) +
              "\" height=\"" + num(ch - 1) + "\" fill=\"" + fill + "\" data-layer=\"" + std::to_string(l) + "\" data-head=\"" +
              std::to_string(h) + "\" data-value=\"" + (std::isfinite(v) ? num(v) : "nan") + "\"><title>layer " +
@@ -76,12 +103,17 @@ std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L,
          "\" y2=\"" + num(y_of(d.baseline), "%.2f") + "\" stroke=\"#000\" stroke-width=\"2\"/>\n";
   const double label_y = std::min(by + bh - 14, std::max(by + 20, y_of(d.baseline) + 4));  // clear of the hi / lo labels
   out += text(bx + 18, label_y, "baseline " + num(d.baseline, "%.3f"), "font-weight=\"bold\"");
+  if (own_baselines) out += text(bx - 3, by + bh + 16, "white: each layer's own");  // below the bar
   return out + "</svg>\n";
 }
 
 std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
   const double left = 56, top = 28, pw = std::max<double>(220, L * 48), ph = 190;
-  const ColourDomain d = colour_domain(s.mean, mean_baseline(s));
+  const std::vector<double> base = layer_baselines(s, L, H);
+  const bool own_baselines = baselines_differ(base);
+  std::vector<float> shown = s.mean;  // the axis spans the means and every baseline drawn
+  for (double b : base) shown.push_back(static_cast<float>(b));
+  const ColourDomain d = colour_domain(shown, mean_baseline(s));
   auto x = [&](double l) { return left + (l + 0.5) / L * pw; };
   auto y = [&](double v) { return top + (d.hi == d.lo ? ph / 2 : (d.hi - v) / (d.hi - d.lo) * ph); };
   std::string out = open_svg(left + pw + 20, top + ph + 40);
@@ -90,9 +122,20 @@ std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t 
   out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(top + ph) + "\" y2=\"" + num(top + ph) + "\" stroke=\"#444\"/>\n";
   for (double v : {d.lo, d.hi}) out += text(left - 4, y(v) + 4, num(v, "%.3f"), "text-anchor=\"end\"");
   out += text(12, top + ph / 2, "mean score", "text-anchor=\"middle\" transform=\"rotate(-90 12 " + num(top + ph / 2, "%.1f") + ")\"");
-  out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(y(d.baseline), "%.2f") + "\" y2=\"" +
-         num(y(d.baseline), "%.2f") + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
-  out += text(left + pw, y(d.baseline) - 3, "uniform baseline", "text-anchor=\"end\" fill=\"#666\"");
+  if (!own_baselines) {
+    out += "<line x1=\"" + num(left) + "\" x2=\"" + num(left + pw) + "\" y1=\"" + num(y(d.baseline), "%.2f") + "\" y2=\"" +
+           num(y(d.baseline), "%.2f") + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+    out += text(left + pw, y(d.baseline) - 3, "uniform baseline", "text-anchor=\"end\" fill=\"#666\"");
+  } else {  // a dashed step per layer at that layer's own baseline (sliding-window layers see fewer keys)
+    for (int64_t l = 0; l < L; ++l) {
+      const double b = base[static_cast<std::size_t>(l)];
+      if (!std::isfinite(b)) continue;
+      out += "<line class=\"layer-baseline\" data-layer=\"" + std::to_string(l) + "\" data-value=\"" + num(b) + "\" x1=\"" +
+             num(x(l - 0.5), "%.2f") + "\" x2=\"" + num(x(l + 0.5), "%.2f") + "\" y1=\"" + num(y(b), "%.2f") + "\" y2=\"" +
+             num(y(b), "%.2f") + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
+    }
+    out += text(left + pw, top + 10, "uniform baseline: each layer's own", "text-anchor=\"end\" fill=\"#666\"");
+  }
   std::string means;
   for (int64_t l = 0; l < L; ++l) {
     out += text(x(l), top + ph + 14, std::to_string(l), "text-anchor=\"middle\"");

@@ -165,7 +165,10 @@
     const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
     const values = stats.mean;
     const baseline = opts.baseline !== undefined ? opts.baseline : stats.baseline_overall;
-    const d = opts.domain || domain(values, baseline);
+    // Layers with baselines of their own (sliding-window layers): each row is white at its layer's.
+    const base = opts.baseline === undefined && stats.baseline ? layerBaselines(stats) : [];
+    const own = baselinesDiffer(base);
+    const d = opts.domain || domain(own ? values.concat(base) : values, baseline);
     el("svg:text", { x: left + (H * cw) / 2, y: 12, "text-anchor": "middle" }, svg, "head (0-indexed)");
     el("svg:text", { x: 12, y: top + (L * ch) / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + (L * ch) / 2})` }, svg, "layer (0-indexed)");
     for (let h = 0; h < H; ++h) el("svg:text", { x: left + h * cw + cw / 2, y: top - 3, "text-anchor": "middle" }, svg, h);
@@ -174,7 +177,7 @@
       for (let h = 0; h < H; ++h) {
         const k = l * H + h, v = values[k];
         const r = el("svg:rect", { class: "cell", x: left + h * cw, y: top + l * ch, width: cw - 1, height: ch - 1,
-          fill: v === null ? DATA.palette.undefined : divergingColour(position(v, d.lo, d.baseline, d.hi)),
+          fill: v === null ? DATA.palette.undefined : divergingColour(position(v, d.lo, own && base[l] !== null ? base[l] : d.baseline, d.hi)),
           "data-layer": l, "data-head": h, "data-mean": v === null ? "" : v }, svg);
         r.addEventListener("mousemove", (evt) => showTip(evt, opts.tip ? opts.tip(k) : cellTip(stats, l, h)));
         r.addEventListener("mouseleave", hideTip);
@@ -197,6 +200,7 @@
     el("svg:line", { x1: bx - 3, x2: bx + 17, y1: yOf(d.baseline), y2: yOf(d.baseline), stroke: "#000", "stroke-width": 2, class: "baseline-mark" }, svg);
     const yb = Math.min(by + bh - 14, Math.max(by + 20, yOf(d.baseline) + 4));  // clear of the hi / lo labels
     el("svg:text", { x: bx + 18, y: yb, "font-weight": "bold" }, svg, opts.baselineLabel || "baseline " + fmtScale(d.baseline));
+    if (own) el("svg:text", { x: bx - 3, y: by + bh + 16 }, svg, "white: each layer's own");  // below the bar
     fig.appendChild(svg);
     exportBar(fig, name, svgFigure(svg));
     return fig;
@@ -207,21 +211,52 @@
       `n ${stats.count[k] === null ? 0 : stats.count[k]}\nbaseline ${fmt(stats.baseline[k])}\nlift ${fmt(stats.lift[k], 2)}`;
   }
 
+  // Each layer's mean baseline over its heads (null where none is defined), and whether they differ.
+  function layerBaselines(stats) {
+    const out = [];
+    for (let l = 0; l < L; ++l) {
+      let s = 0, n = 0;
+      for (let h = 0; h < H; ++h) {
+        const b = stats.baseline[l * H + h];
+        if (b !== null) { s += b; ++n; }
+      }
+      out.push(n ? s / n : null);
+    }
+    return out;
+  }
+  function baselinesDiffer(base) {
+    const defined = base.filter((b) => b !== null);
+    if (!defined.length) return false;
+    const lo = Math.min(...defined), hi = Math.max(...defined);
+    return hi > lo + 1e-6 * Math.max(1, Math.abs(hi));
+  }
+
   // ---- per-layer view (Clark et al. 2019): one point per head, the layer mean drawn through them ----
   function perLayer(parent, title, stats, name, baselineLabel = "uniform baseline") {
     const fig = el("div", { class: "figure perlayer", "data-name": name }, parent);
     el("div", { class: "title" }, fig, title);
     const left = 56, top = 14, pw = Math.max(220, L * 48), ph = 190, width = left + pw + 20, height = top + ph + 40;
     const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
-    const d = domain(stats.mean, stats.baseline_overall);
+    const base = layerBaselines(stats);
+    const own = baselinesDiffer(base);
+    const d = domain(stats.mean.concat(base), stats.baseline_overall);  // the axis spans every baseline drawn
     const x = (l) => left + ((l + 0.5) / L) * pw;
     const y = (v) => top + (d.hi === d.lo ? ph / 2 : ((d.hi - v) / (d.hi - d.lo)) * ph);
     el("svg:line", { x1: left, x2: left, y1: top, y2: top + ph, stroke: "#444" }, svg);
     el("svg:line", { x1: left, x2: left + pw, y1: top + ph, y2: top + ph, stroke: "#444" }, svg);
     for (const v of [d.lo, d.hi]) el("svg:text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, svg, fmt(v, 3));
     el("svg:text", { x: 12, y: top + ph / 2, "text-anchor": "middle", transform: `rotate(-90 12 ${top + ph / 2})` }, svg, "mean score");
-    el("svg:line", { x1: left, x2: left + pw, y1: y(d.baseline), y2: y(d.baseline), stroke: "#888", "stroke-dasharray": "4 3" }, svg);
-    el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, baselineLabel);
+    if (!own) {
+      el("svg:line", { x1: left, x2: left + pw, y1: y(d.baseline), y2: y(d.baseline), stroke: "#888", "stroke-dasharray": "4 3" }, svg);
+      el("svg:text", { x: left + pw, y: y(d.baseline) - 3, "text-anchor": "end", fill: "#666" }, svg, baselineLabel);
+    } else {  // a dashed step per layer at its own baseline (sliding-window layers see fewer keys)
+      base.forEach((b, l) => {
+        if (b === null) return;
+        el("svg:line", { class: "layer-baseline", "data-layer": l, "data-value": b, x1: x(l - 0.5), x2: x(l + 0.5), y1: y(b), y2: y(b),
+          stroke: "#888", "stroke-dasharray": "4 3" }, svg);
+      });
+      el("svg:text", { x: left + pw, y: top + 10, "text-anchor": "end", fill: "#666" }, svg, baselineLabel + ": each layer's own");
+    }
     const means = [];
     for (let l = 0; l < L; ++l) {
       el("svg:text", { x: x(l), y: top + ph + 14, "text-anchor": "middle" }, svg, l);
