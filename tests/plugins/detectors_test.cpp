@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "plugin_host/attention_maps.hpp"
 #include "plugin_host/plugin_host.hpp"
 
 using namespace attnscan;
@@ -148,6 +149,24 @@ TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
   double entropy = 0;
   for (std::size_t i = 0; i < n; ++i) entropy += std::log(double(e.visible_keys(1, i)));
   EXPECT_NEAR(run("entropy", e).baseline[1], entropy / double(n), 1e-6);
+}
+
+// A norm-weighted map is zero outside a layer's window as the weights are, so it keeps the window; a
+// rollout composes the layers below and reaches past it, so its examples see every key.
+TEST(Detectors, MapsKeepTheWindowOnlyWhereTheyStayInside) {
+  auto e = make_example({"a", "b", "c"}, {"d"});
+  const std::size_t n = e.size();
+  e.layers = 2;
+  e.heads = 1;
+  e.key_window = {-1, 1};
+  std::vector<float> a(2 * n * n, 0.0f), norms(2 * n, 1.0f);
+  for (std::size_t l = 0; l < 2; ++l)
+    for (std::size_t i = 0; i < n; ++i) a[(l * n + i) * n + i] = 1.0f;
+  e.attention = a.data();
+  e.value_norms = norms.data();
+  std::vector<std::vector<float>> storage;
+  EXPECT_EQ(map_examples(AttentionMap::Norm, {e}, {}, storage)[0].key_window, e.key_window);
+  EXPECT_TRUE(map_examples(AttentionMap::Rollout, {e}, {}, storage)[0].key_window.empty());
 }
 
 TEST(Detectors, SubwordSiblingsOfASplitWord) {

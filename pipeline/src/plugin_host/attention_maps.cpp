@@ -112,6 +112,7 @@ std::vector<sdk::Example> map_examples(AttentionMap map, const std::vector<sdk::
       storage.push_back(norm_weighted_attention(e.attention, e.value_norms, e.layers, e.heads, n));
     } else if (map == AttentionMap::Rollout) {
       storage.push_back(per_head(attention_rollout(e.attention, e.layers, e.heads, n).data(), e.layers, e.heads, n));
+      e.key_window.clear();  // a rollout composes the layers below: its reach is not one layer's window
     } else {
       const float* computed = k < mixing.size() ? mixing[k].get(map) : nullptr;
       if (!computed)
