@@ -79,8 +79,8 @@ class _FramePlan:
         head = np.tile(self.heads.astype(head_type), n * nl * len(self.keys))
         score = np.empty(total, dtype=np.float32)
         baseline = np.empty(total, dtype=np.float32)
-        detector = np.empty(total, dtype=np.int8 if len(self.detector_code) <= 127 else np.int16)
-        output = np.empty(total, dtype=np.int8 if len(self.output_code) <= 127 else np.int16)
+        detector = np.empty(total, dtype=_small_int(len(self.detector_code)))
+        output = np.empty(total, dtype=_small_int(len(self.output_code)))
         for k, key in enumerate(self.keys):
             s = result.scores(key, begin, end)
             at = slice(k * per_output, (k + 1) * per_output)

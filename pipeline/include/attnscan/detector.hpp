@@ -106,13 +106,15 @@ struct Example {
   std::vector<int32_t> key_window;
 
   std::size_t size() const { return tokens.size(); }
+  // The largest |i - j| a query of `layer` sees, or -1 for all keys.
+  int32_t window(int64_t layer) const { return key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)]; }
   bool sees(int64_t layer, std::size_t i, std::size_t j) const {
-    const int32_t w = key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)];
+    const int32_t w = window(layer);
     return w < 0 || (i > j ? i - j : j - i) <= static_cast<std::size_t>(w);
   }
   // How many keys query i of `layer` sees: n, or its window clipped to the sequence.
   std::size_t visible_keys(int64_t layer, std::size_t i) const {
-    const int32_t w = key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)];
+    const int32_t w = window(layer);
     if (w < 0) return size();
     const std::size_t r = static_cast<std::size_t>(w);
     return std::min(size() - 1, i + r) - (i > r ? i - r : 0) + 1;
