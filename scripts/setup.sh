@@ -36,7 +36,7 @@ log() {
 }
 
 # --- Debian packages ---------------------------------------------------------------------------
-packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
+packages=(build-essential cmake pkg-config libtorch-dev libopenblas0 libblas-dev zlib1g-dev nlohmann-json3-dev libyaml-cpp-dev libutf8proc-dev
           libboost-program-options-dev libboost-filesystem-dev libgtest-dev libhdf5-dev hdf5-filter-plugin libtbb-dev libssl-dev libstemmer-dev libdnnl-dev libcpuinfo-dev
           python3 python3-venv python3-h5py python3-numpy)
 # The reference (tests only) runs HF transformers on Debian's torch, the same build as libtorch.
@@ -204,12 +204,17 @@ fi
 log "running the test suite"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
 
-# What an AVX2-only CPU computes, on any CPU: the engine and end-to-end tests again with oneDNN limited
-# to AVX2 (bf16 is then refused, and its refusal tested). Skipped where oneDNN already stops at AVX2.
+# What an AVX2-only CPU computes, on any CPU: the engine tests and the end-to-end tests checked against
+# references (label isa) again with oneDNN's and ATen's own kernels limited to AVX2 (bf16 is then refused,
+# and its refusal tested). OpenBLAS keeps this CPU's kernels: the HF references were computed with them, and
+# other GEMM kernels move a 12-layer model's attention by 1.2e-5 (all-mpnet-base-v2 with Haswell's), over
+# the same-kernel tolerance; e2e.other_cpu_agrees_within_tolerance_and_resume_is_noted covers that case.
+# Skipped where oneDNN already stops at AVX2.
 isa=$("$build/pipeline/attnscan" info | sed -n 's/^oneDNN: .*instruction set \([a-z0-9_]*\).*/\1/p')
 if [ "${isa#avx512}" != "$isa" ]; then
-  log "the engine and end-to-end tests again with ONEDNN_MAX_CPU_ISA=AVX2 (this CPU: $isa)"
-  ONEDNN_MAX_CPU_ISA=AVX2 ctest --test-dir "$build" --output-on-failure -j "$jobs" -L '^(engine|e2e)$'
+  log "the engine and reference-checked end-to-end tests again as an AVX2 CPU computes (this CPU: $isa)"
+  ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+    ctest --test-dir "$build" --output-on-failure -j "$jobs" -L '^(engine|isa)$'
 else
   log "no AVX2 stage: oneDNN uses $isa here, so the test suite above already ran without AVX-512"
 fi

@@ -48,7 +48,7 @@ at::Tensor value_zeroing(const BertEncoder::Impl& m, const Layer& L, const SelfA
     auto keep = 1 - at::eye(n, y.options()).narrow(0, j0, count);                 // [count, n]
     auto v = a.v.unsqueeze(0) * keep.view({count, 1, 1, n, 1});                     // [count, R, NH, n, D]
     auto ctx = at::matmul(a.probs.unsqueeze(0), v).flatten(0, 1);                   // [count * R, NH, n, D]
-    auto zeroed = m.finish_layer(L, ctx, x.repeat({count, 1})).view({count, R, n, H});
+    auto zeroed = m.finish_layer(L, m.merge_heads(ctx), x.repeat({count, 1})).view({count, R, n, H});
     out.narrow(0, j0, count).copy_(1 - at::cosine_similarity(y_rows, zeroed.to(at::kDouble), -1));
   }
   return out.permute({1, 2, 0});
@@ -93,7 +93,7 @@ void mix(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<
   for (int64_t li = 0; li < LN; ++li) {
     const Layer& L = m.layer(li);
     const SelfAttention a = m.self_attention(L, x, R, n, rel);
-    const auto pre = m.attention_residual(L, at::matmul(a.probs, a.v), x);
+    const auto pre = m.attention_residual(L, m.merge_heads(at::matmul(a.probs, a.v)), x);
     const auto y1 = m.cfg.pre_norm ? pre : m.attention_norm(L, pre);  // pre-norm: the FFN's norm comes inside it
     const auto y = m.feed_forward(L, y1);
     if (req.value_zeroing) store_layer(normalise_rows(value_zeroing(m, L, a, x, y, R, n)), g, li, out.value_zeroing, LN);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "encoder/attention_kernel.hpp"
 #include "encoder/encoder_impl.hpp"
 #include "encoder/platform.hpp"
 #include "model/tensor_names.hpp"
@@ -412,8 +413,52 @@ SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor
   return {at::softmax(attention_scores(L, q, k, rel), -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
 }
 
-at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
-  return L.attn_out(ctx.permute({0, 2, 1, 3}).reshape({-1, cfg.hidden_size})) + x;
+bool BertEncoder::Impl::has_plain_attention(const Layer& L, const RelativePositions& rel) const {
+  const bool rotary = (L.local ? rel.local : rel.global).cos.defined();
+  return device.is_cpu() && !cfg.disentangled.on && !rotary && !(L.local && rel.window.defined());
+}
+
+at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
+                                              float* attention, const RelativePositions& rel, bool attention_only) const {
+  const int64_t B = batch.batch, S = batch.seq_len, H = cfg.hidden_size, NH = cfg.num_heads, D = cfg.head_dim();
+  const at::Tensor rows = qkv.contiguous();
+  const at::Tensor bias = rel.bias.defined() ? rel.bias.contiguous() : at::Tensor();  // [heads, S, S]
+  at::Tensor merged = attention_only ? at::Tensor() : at::zeros({B * S, H}, rows.options());
+  kernels::Scaling scaling = kernels::Scaling::DivideScores;
+  if (cfg.score_scaling == BertConfig::ScoreScaling::DivideQueries) scaling = kernels::Scaling::DivideQueries;
+  if (cfg.score_scaling == BertConfig::ScoreScaling::MultiplyScores) scaling = kernels::Scaling::MultiplyScores;
+  // Each (example, head) on its own n x n block: the same products on the same shapes as the pair alone,
+  // so a pair gets identical numbers in any batch. One head after another, as ATen's bmm multiplies them
+  // (OpenBLAS threads the larger products itself; called from two threads at once it oversubscribes:
+  // 26.0 against 23.0 CPU s on bench/overhead_bench.py).
+  const float* qkv_rows = rows.data_ptr<float>();
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+    TORCH_CHECK(n >= 1 && n <= S, "row ", b, " has ", n, " tokens in a batch of ", S);
+    for (int64_t h = 0; h < NH; ++h) {
+      kernels::HeadAttention a;
+      a.n = n;
+      a.d = D;
+      a.q = qkv_rows + b * S * 3 * H + h * D;
+      a.k = a.q + H;
+      a.v = a.q + 2 * H;
+      a.ld_qkv = 3 * H;
+      if (bias.defined()) a.bias = bias.data_ptr<float>() + h * S * S, a.ld_bias = S;
+      a.probs = attention + ((b * cfg.num_layers + li) * NH + h) * S * S;
+      a.ld_probs = S;
+      if (merged.defined()) a.ctx = merged.data_ptr<float>() + b * S * H + h * D, a.ld_ctx = H;
+      kernels::attend_head(a, scaling);
+    }
+  }
+  return merged;
+}
+
+at::Tensor BertEncoder::Impl::merge_heads(const at::Tensor& ctx) const {
+  return ctx.permute({0, 2, 1, 3}).reshape({-1, cfg.hidden_size});
+}
+
+at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
+  return L.attn_out(merged) + x;
 }
 
 at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& pre) const {
@@ -439,8 +484,8 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) 
   return c.pre_norm ? y + L.out(inter) : norm(L.out(inter) + y);
 }
 
-at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const {
-  const at::Tensor y = attention_residual(L, ctx, x);
+at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
+  const at::Tensor y = attention_residual(L, merged, x);
   return feed_forward(L, cfg.pre_norm ? y : attention_norm(L, y));
 }
 
@@ -529,10 +574,12 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
       }
     }
     at::Tensor ctx;
-    if (!ragged) {
+    if (m.has_plain_attention(L, rel)) {
+      ctx = m.plain_attention(qkv.view({B * S, 3 * H}), batch, li, out.attention.data(), rel, attention_only);
+    } else if (!ragged) {
       auto probs = at::softmax(m.attention_scores(L, q, k, rel), -1);  // no padding in this batch, so no mask
       attn_out.select(1, li).copy_(probs);
-      if (!attention_only) ctx = at::matmul(probs, v);
+      if (!attention_only) ctx = merge_heads(at::matmul(probs, v));
     } else {
       // Each example on its own n x n block: the same operations on the same shapes as the pair
       // alone, so a pair gets identical numbers in any batch (padding changes BLAS blocking).
@@ -550,6 +597,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
         if (!attention_only)
           ctx.narrow(0, b, run).narrow(-2, 0, n).copy_(at::matmul(probs, v.narrow(0, b, run).narrow(-2, 0, n)));
       }
+      if (!attention_only) ctx = merge_heads(ctx);
     }
     if (attention_only) break;
     x = finish_layer(L, ctx, x);

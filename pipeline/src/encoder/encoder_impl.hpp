@@ -118,9 +118,19 @@ struct BertEncoder::Impl {
   at::Tensor attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k, const RelativePositions& rel) const;
   SelfAttention self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
                                const RelativePositions& rel) const;
-  // The attention block's output before its LayerNorm: the output projection of ctx [B, heads, S,
-  // head_dim] plus the residual x, the layer's input [B * S, hidden].
-  at::Tensor attention_residual(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;
+  // Whether layer L's attention is the plain kind (scaled scores, an optional additive bias, a softmax
+  // over all keys) that kernels::attend_head computes on the CPU without a copy.
+  bool has_plain_attention(const Layer& L, const RelativePositions& rel) const;
+  // Plain attention of every head of every example of `batch` from the projection qkv [B * S, 3 * hidden]:
+  // the probabilities into layer li of `attention` ([B, layers, heads, S, S], padding left as it is), and
+  // the merged context [B * S, hidden] (zero on padding) returned unless attention_only.
+  at::Tensor plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
+                             float* attention, const RelativePositions& rel, bool attention_only) const;
+  // A context [B, heads, S, head_dim] as the output projection reads it: [B * S, hidden], heads side by side.
+  at::Tensor merge_heads(const at::Tensor& ctx) const;
+  // The attention block's output before its LayerNorm: the output projection of the merged context
+  // [B * S, hidden] plus the residual x, the layer's input [B * S, hidden].
+  at::Tensor attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const;
   at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm)
   // What the layer's query, key and value projection reads: x, or (pre-norm) its norm of x.
   at::Tensor attention_input(const Layer& L, const at::Tensor& x) const;
@@ -129,8 +139,8 @@ struct BertEncoder::Impl {
   // The rest of the layer from the attention block's output y: FFN, residual and LayerNorm (pre-norm:
   // the norm first, then the FFN, then the residual).
   at::Tensor feed_forward(const Layer& L, const at::Tensor& y) const;
-  // One layer after its attention: the three above in turn.
-  at::Tensor finish_layer(const Layer& L, const at::Tensor& ctx, const at::Tensor& x) const;
+  // One layer after its attention (the merged context): the three above in turn.
+  at::Tensor finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const;
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
   HeadImportance head_importance(const TokenBatch& batch, const ImportanceRequest& request) const;
   ContextMixing context_mixing(const TokenBatch& batch, const MixingRequest& request) const;

@@ -51,7 +51,7 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
   for (int64_t li = 0; li < LN; ++li) {
     inputs.push_back(x);
     contexts.push_back(attend(m, m.layer(li), x, R, n, rel, {}));
-    x = m.finish_layer(m.layer(li), contexts.back(), x);
+    x = m.finish_layer(m.layer(li), m.merge_heads(contexts.back()), x);
   }
   const auto e = m.final_output(x).view({R, n, H}).mean(1);  // [R, H], the output as the model returns it
   // Copy h of a layer's context has head h's part zeroed: what xi[l][h] = 0 gives (the other heads'
@@ -59,9 +59,9 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
   const auto keep = (1 - at::eye(NH, x.options())).view({NH, 1, NH, 1, 1});
   for (int64_t li = 0; li < LN; ++li) {
     auto ctx = (contexts[static_cast<std::size_t>(li)].unsqueeze(0) * keep).reshape({NH * R, NH, n, D});
-    auto y = m.finish_layer(m.layer(li), ctx, inputs[static_cast<std::size_t>(li)].repeat({NH, 1}));
+    auto y = m.finish_layer(m.layer(li), m.merge_heads(ctx), inputs[static_cast<std::size_t>(li)].repeat({NH, 1}));
     for (int64_t above = li + 1; above < LN; ++above)
-      y = m.finish_layer(m.layer(above), attend(m, m.layer(above), y, NH * R, n, rel, {}), y);
+      y = m.finish_layer(m.layer(above), m.merge_heads(attend(m, m.layer(above), y, NH * R, n, rel, {})), y);
     const auto e_ablated = m.final_output(y).view({NH, R, n, H}).mean(2);      // [NH, R, H]
     const auto d = (1 - at::cosine_similarity(e.unsqueeze(0), e_ablated, -1)).t().contiguous();  // [R, NH]
     const float* dp = d.data_ptr<float>();
@@ -127,7 +127,7 @@ void differentiate(const BertEncoder::Impl& m, const TokenBatch& batch, std::vec
   auto gate = at::ones({R, LN, NH}, at::TensorOptions().device(m.device)).set_requires_grad(true);
   auto x = m.embed(in.ids, in.types, R, n);
   for (int64_t li = 0; li < LN; ++li)
-    x = m.finish_layer(m.layer(li), attend(m, m.layer(li), x, R, n, rel, gate.select(1, li)), x);
+    x = m.finish_layer(m.layer(li), m.merge_heads(attend(m, m.layer(li), x, R, n, rel, gate.select(1, li))), x);
   head_loss(m, m.final_output(x).view({R, n, c.hidden_size}), req, rows, flat_masked, targets, weights).backward();
   const auto g = gate.grad().abs().cpu().contiguous();
   const float* gp = g.data_ptr<float>();

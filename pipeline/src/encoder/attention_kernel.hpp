@@ -1,0 +1,37 @@
+#pragma once
+// Self-attention of one head of one example straight from the fused q/k/v projection into the stored
+// probabilities and the merged context, with no copy in between: the products are BLAS calls on strided
+// rows (q, k and v stay where the projection wrote them, the context lands in its head's columns) and
+// the scaling, bias and softmax are one pass over each row, vectorised with what the CPU has.
+// Standard library only (LibTorch stays in encoder.cpp).
+#include <cstdint>
+
+namespace attnscan::kernels {
+
+// How a family scales q k^T (in its reference code's order, the rounding differs).
+enum class Scaling { DivideScores, DivideQueries, MultiplyScores };
+
+struct HeadAttention {
+  const float* q = nullptr;  // n rows of d: token i's query at q + i * ld_qkv; k and v alike
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t ld_qkv = 0;
+  const float* bias = nullptr;  // optional n x n (row stride ld_bias), added to the scaled scores
+  int64_t ld_bias = 0;
+  float* probs = nullptr;  // n x n output, row stride ld_probs
+  int64_t ld_probs = 0;
+  float* ctx = nullptr;  // optional n x d output (probs v), row stride ld_ctx
+  int64_t ld_ctx = 0;
+  int64_t n = 0, d = 0;
+};
+
+void attend_head(const HeadAttention& h, Scaling scaling);
+
+// exp(x) for x <= 0, as the softmax needs it: relative error <= 4e-7 for x >= -87.3, exactly 0 below
+// (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
+float softmax_exp(float x);
+
+// In place over one row of n: softmax(row * mul / div + bias) (bias may be null).
+void softmax_row(float* row, const float* bias, int64_t n, float mul, float div);
+
+}  // namespace attnscan::kernels

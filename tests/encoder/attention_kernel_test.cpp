@@ -1,0 +1,137 @@
+// kernels::attend_head against a double-precision reference written out loop by loop (std::exp in double).
+#include "encoder/attention_kernel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace attnscan::kernels {
+namespace {
+
+TEST(SoftmaxExp, WithinItsBoundDownToTheSmallestNormalAndZeroBelow) {
+  double worst = 0;
+  for (int i = 0; i <= 4'000'000; ++i) {
+    const float x = -87.3f * static_cast<float>(i) / 4'000'000.0f;
+    const double exact = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(static_cast<double>(softmax_exp(x)) - exact) / exact);
+  }
+  EXPECT_LE(worst, 4e-7);
+  EXPECT_EQ(softmax_exp(0.0f), 1.0f);
+  EXPECT_EQ(softmax_exp(-87.31f), 0.0f);
+  EXPECT_EQ(softmax_exp(-1e30f), 0.0f);
+  EXPECT_EQ(softmax_exp(std::numeric_limits<float>::lowest()), 0.0f);
+}
+
+// One head of n tokens whose q, k and v rows of d start `ld` floats apart in qkv, into probs.
+HeadAttention head_over(const std::vector<float>& qkv, int64_t n, int64_t d, int64_t ld, std::vector<float>& probs,
+                        int64_t ld_probs) {
+  HeadAttention h;
+  h.q = qkv.data();
+  h.k = qkv.data() + d;
+  h.v = qkv.data() + 2 * d;
+  h.ld_qkv = ld;
+  h.probs = probs.data();
+  h.ld_probs = ld_probs;
+  h.n = n;
+  h.d = d;
+  return h;
+}
+
+struct Reference {
+  std::vector<double> probs, ctx;  // n x n, n x d
+};
+
+Reference reference(const std::vector<float>& qkv, const std::vector<float>& bias, int64_t n, int64_t d, int64_t ld,
+                    Scaling scaling) {
+  Reference r{std::vector<double>(static_cast<std::size_t>(n * n)), std::vector<double>(static_cast<std::size_t>(n * d))};
+  const double scale = scaling == Scaling::MultiplyScores ? std::pow(static_cast<double>(d), -0.5) : 1 / std::sqrt(static_cast<double>(d));
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<double> s(static_cast<std::size_t>(n));
+    double max = -1e300, sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t t = 0; t < d; ++t)
+        dot += static_cast<double>(qkv[static_cast<std::size_t>(i * ld + t)]) * qkv[static_cast<std::size_t>(j * ld + d + t)];
+      s[static_cast<std::size_t>(j)] = dot * scale + (bias.empty() ? 0.0 : bias[static_cast<std::size_t>(i * n + j)]);
+      max = std::max(max, s[static_cast<std::size_t>(j)]);
+    }
+    for (auto& v : s) sum += v = std::exp(v - max);
+    for (int64_t j = 0; j < n; ++j) r.probs[static_cast<std::size_t>(i * n + j)] = s[static_cast<std::size_t>(j)] / sum;
+    for (int64_t t = 0; t < d; ++t)
+      for (int64_t j = 0; j < n; ++j)
+        r.ctx[static_cast<std::size_t>(i * d + t)] +=
+            r.probs[static_cast<std::size_t>(i * n + j)] * qkv[static_cast<std::size_t>(j * ld + 2 * d + t)];
+  }
+  return r;
+}
+
+// One head of n tokens laid out as the encoder's projection holds it (q | k | v | another head's columns),
+// written into a padded S x S block and a context with other heads' columns: both must keep what is outside.
+void check(int64_t n, int64_t d, Scaling scaling, bool with_bias) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " scaling=" + std::to_string(static_cast<int>(scaling)) +
+               " bias=" + std::to_string(with_bias));
+  std::mt19937 rng(static_cast<unsigned>(n * 131 + d));
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  const int64_t ld = 3 * d + 5, S = n + 3, ld_ctx = d + 7;
+  std::vector<float> qkv(static_cast<std::size_t>(n * ld)), bias;
+  for (auto& v : qkv) v = normal(rng);
+  if (with_bias) {
+    bias.resize(static_cast<std::size_t>(n * n));
+    for (auto& v : bias) v = normal(rng);
+  }
+  constexpr float kUntouched = -7.0f;
+  std::vector<float> probs(static_cast<std::size_t>(S * S), kUntouched), ctx(static_cast<std::size_t>(n * ld_ctx), kUntouched);
+  HeadAttention h = head_over(qkv, n, d, ld, probs, S);
+  if (with_bias) h.bias = bias.data(), h.ld_bias = n;
+  h.ctx = ctx.data();
+  h.ld_ctx = ld_ctx;
+  attend_head(h, scaling);
+  const Reference r = reference(qkv, bias, n, d, ld, scaling);
+  double worst_p = 0, worst_c = 0;
+  for (int64_t i = 0; i < S; ++i)
+    for (int64_t j = 0; j < S; ++j) {
+      const float got = probs[static_cast<std::size_t>(i * S + j)];
+      if (i < n && j < n)
+        worst_p = std::max(worst_p, std::abs(got - r.probs[static_cast<std::size_t>(i * n + j)]));
+      else
+        ASSERT_EQ(got, kUntouched) << "outside the n x n block at " << i << "," << j;
+    }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t t = 0; t < ld_ctx; ++t) {
+      const float got = ctx[static_cast<std::size_t>(i * ld_ctx + t)];
+      if (t < d)
+        worst_c = std::max(worst_c, std::abs(got - r.ctx[static_cast<std::size_t>(i * d + t)]));
+      else
+        ASSERT_EQ(got, kUntouched) << "another head's column " << t << " of row " << i;
+    }
+  EXPECT_LE(worst_p, 1e-6);
+  EXPECT_LE(worst_c, 1e-5);
+}
+
+TEST(AttendHead, EqualsTheDoubleReferenceForEveryScalingWithAndWithoutBias) {
+  for (int64_t n : {1, 2, 15, 16, 17, 50, 128})
+    for (int64_t d : {8, 32, 64})
+      for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores})
+        for (bool bias : {false, true}) check(n, d, s, bias);
+}
+
+TEST(AttendHead, AMaskedKeyWeighsExactlyZero) {
+  const int64_t n = 20, d = 8;
+  std::vector<float> qkv(static_cast<std::size_t>(n * 3 * d), 0.25f), bias(static_cast<std::size_t>(n * n), 0.0f);
+  for (int64_t i = 0; i < n; ++i) bias[static_cast<std::size_t>(i * n + (i + 1) % n)] = std::numeric_limits<float>::lowest();
+  std::vector<float> probs(static_cast<std::size_t>(n * n));
+  HeadAttention h = head_over(qkv, n, d, 3 * d, probs, n);
+  h.bias = bias.data();
+  h.ld_bias = n;
+  attend_head(h, Scaling::DivideScores);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(probs[static_cast<std::size_t>(i * n + (i + 1) % n)], 0.0f);
+    EXPECT_NEAR(probs[static_cast<std::size_t>(i * n + i)], 1.0 / (n - 1), 1e-7);
+  }
+}
+
+}  // namespace
+}  // namespace attnscan::kernels
