@@ -5,14 +5,14 @@
         e = r.example(0)          # e.tokens, e.attention [L, H, n, n] float32
         s = r.scores("delimiter/sep").values   # [N, L, H]
 """
-from .errors import AttnscanError, FormatError, MissingDependencyError, NotStoredError
+from .errors import AttnscanError, DamagedError, FormatError, MissingDependencyError, NotStoredError
 from .layout import NEWEST_FORMAT_VERSION, OLDEST_FORMAT_VERSION
 from .result import Result, Selection
 from .scores import Scores
 from .tokens import Token
 
 __version__ = "0.1.0"
-__all__ = ["open", "Result", "Selection", "Scores", "Token", "AttnscanError", "FormatError", "NotStoredError",
+__all__ = ["open", "Result", "Selection", "Scores", "Token", "AttnscanError", "FormatError", "DamagedError", "NotStoredError",
            "MissingDependencyError", "OLDEST_FORMAT_VERSION", "NEWEST_FORMAT_VERSION"]
 
 

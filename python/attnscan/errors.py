@@ -10,6 +10,10 @@ class FormatError(AttnscanError):
     format_version, a missing or malformed dataset)."""
 
 
+class DamagedError(FormatError):
+    """A stored value does not match its checksum: the file was altered or damaged after it was written."""
+
+
 class NotStoredError(AttnscanError, LookupError):
     """The file does not hold what was asked: attention of an example without it, a layer or head
     outside the stored subset, a detector output the run did not have, head similarity not computed."""

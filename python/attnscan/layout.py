@@ -1,17 +1,19 @@
 """What the reader knows of the file layout (docs/hdf5-layout.md): versions, required paths, and the
 checked opening of a file."""
 import os
+import zlib
 
 import h5py
 import numpy as np
 
-from .errors import FormatError
+from .errors import DamagedError, FormatError
 
 FORMAT_NAME = "attnscan"
 OLDEST_FORMAT_VERSION = 1
-NEWEST_FORMAT_VERSION = 5  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike);
+NEWEST_FORMAT_VERSION = 6  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike);
 # 4 = 3 + tokens/char_start, tokens/char_end (older files: Token.char_start/char_end are -1);
-# 5 = 4 with scores/KEY/baseline [N, L] (older files: [N], read as the same baseline on every layer)
+# 5 = 4 with scores/KEY/baseline [N, L] (older files: [N], read as the same baseline on every layer);
+# 6 = 5 + NAME_crc32 beside every text column (older files: their text read unchecked)
 
 EXAMPLE_COLUMNS = ("index", "row", "id", "sentence_a", "sentence_b", "label", "has_label", "label_value",
                    "n_tokens", "truncated", "token_offset", "attention_offset")
@@ -84,5 +86,13 @@ def integers(dataset, begin, end):
 
 
 def strings(dataset, begin, end):
-    """A variable-length UTF-8 string column's entries begin..end-1 as a list of str."""
-    return list(dataset.asstr()[begin:end])
+    """A variable-length UTF-8 string column's entries begin..end-1 as a list of str, each checked against
+    its CRC-32 in NAME_crc32 where the file has it (format_version 6); DamagedError naming the row if not."""
+    raw = dataset[begin:end]
+    sums_name = dataset.name + "_crc32"
+    if sums_name in dataset.file:
+        for row, (text, expected) in enumerate(zip(raw, dataset.file[sums_name][begin:end]), begin):
+            if zlib.crc32(text) != int(expected):
+                raise DamagedError(f"{dataset.file.filename} is damaged: dataset {dataset.name.lstrip('/')}, row {row}: "
+                                   f"its text does not match its checksum in {sums_name.lstrip('/')}")
+    return [text.decode("utf-8") if isinstance(text, bytes) else str(text) for text in raw]

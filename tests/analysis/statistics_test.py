@@ -145,11 +145,37 @@ def check_sign_flip(planted):
     exact = np.mean(np.abs((signs * d).mean(1)) >= abs(d.mean()) * (1 - 1e-12))
     for seed in (1, 2):
         rows = json.loads(attnscan("compare", a, b, "--format", "json", "--resamples", "20000", "--seed", str(seed),
-                                   "--top", "0").stdout)["heads"]
+                                   "--top", "0", "--stop-above", "0").stdout)["heads"]
         row = next(r for r in rows if (r["layer"], r["head"]) == (0, 0))
         sigma = np.sqrt(exact * (1 - exact) / 20000)
         assert abs(row["p_permutation"] - exact) < 5 * sigma + 1e-4, (row["p_permutation"], exact)
     print(f"sign-flip permutation p {row['p_permutation']:.4f} vs exact {exact:.4f} over all 2^{len(d)} flips")
+
+
+def check_sequential_stopping(path, got, table):
+    """By default each head's permutations stop once its p is certain to exceed 0.05 (Besag-Clifford, h = 50 of
+    1000): every head that did not stop has exactly the p of all 1000 resamples (--stop-above 0), every head that
+    stopped has p = 50 / resamples drawn and a full-run p above 0.05; all else is the same."""
+    full = rows_by_head(json.loads(attnscan("compare", path, "--by", "label", "--top", "0", "--format", "json",
+                                            "--stop-above", "0").stdout))
+    stopped = 0
+    for key, row in got.items():
+        f = full[key]
+        assert {k: v for k, v in row.items() if k not in ("p_permutation", "resamples")} == \
+            {k: v for k, v in f.items() if k not in ("p_permutation", "resamples")}, key
+        if row["p_permutation"] is None:
+            continue
+        assert f["resamples"] == 1000, f
+        if row["resamples"] < 1000:
+            stopped += 1
+            assert f["p_permutation"] > 0.05, (row, f)
+            assert close(row["p_permutation"], 50 / row["resamples"], 1e-12), row
+        else:
+            assert (row["p_permutation"], row["resamples"]) == (f["p_permutation"], 1000), (row, f)
+    assert 0 < stopped < len(got), stopped
+    assert '"~": stopped early' in table and "~" in table.split("stopped early", 1)[1], table
+    print(f"sequential stopping: {stopped} of {len(got)} heads stopped, each with a full-run p above 0.05; "
+          "the others identical to all 1000 resamples")
 
 
 def synthetic_pair(d):
@@ -203,6 +229,7 @@ def test_label_groups_and_correlation_match_scipy():
             assert close(row["standardized"], g, 1e-6), (row["standardized"], g)
             checked += 1
     print(f"{checked} Welch t-tests and Hedges' g equal scipy/numpy (labels yes vs no)")
+    check_sequential_stopping(f, got, table)
     scores = rng.uniform(0, 5, size=200).round(2)
     g = scores_run("scored.h5", pairs_file(scores), "dataset.label=label", "dataset.label_type=number")
     report = json.loads(attnscan("compare", g, "--by", "label", "--top", "0", "--format", "json").stdout)
@@ -278,6 +305,7 @@ def test_bad_input_is_refused():
     b = scores_run("b.h5", other)
     for args, message in (((a, b), "come from different datasets"),
                           ((a, a, "--resamples", "50"), "--resamples 50: use at least 100"),
+                          ((a, a, "--stop-above", "1"), "--stop-above 1.000000: expected 0 (never stop) up to below 1"),
                           ((a, "--by", "label"), "the file has no labels")):
         p = attnscan("compare", *args, check=False)
         assert p.returncode != 0 and message in p.stderr, (args, p.stderr)

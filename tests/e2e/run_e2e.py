@@ -58,7 +58,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 5
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 6
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)
@@ -1426,6 +1426,18 @@ def test_damaged_block_part_is_redone_and_lost_identity_names_overwrite():
     r = run("run", *DAMAGE_ARGS, "-o", target)
     assert f"note: {part}: damaged (" in r.stderr and "redoing block" in r.stderr, r.stderr
     assert_same_file(out("ref.h5"), target)
+    # A block committed by attnscan before format_version 6 has no checksums of its text: redone too.
+    old = out("old_part.h5")
+    part = os.path.join(old + ".parts", killed_after_commits(DAMAGE_ARGS, old, 2)[0])
+    with h5py.File(part, "r+") as f:
+        sums = []
+        f.visititems(lambda name, obj: sums.append(name) if name.endswith("_crc32") else None)
+        for name in sums:
+            del f[name]
+        f.attrs["format_version"] = 5
+    r = run("run", *DAMAGE_ARGS, "-o", old)
+    assert f"note: {part}: committed by an older attnscan without checksums of its text" in r.stderr, r.stderr
+    assert_same_file(out("ref.h5"), old)
     lost = out("lost.h5")
     killed_after_commits(DAMAGE_ARGS, lost, 1)
     os.remove(os.path.join(lost + ".parts", "identity.txt"))
@@ -1469,6 +1481,40 @@ def test_flipped_bytes_are_named_by_every_reader():
     with open(copy(clean, out("bad_superblock.h5")), "r+b") as f:
         f.write(b"\x89HDF\r\n\x1a\n" + b"\xff" * 24)
     assert_clean_error(run("heads", out("bad_superblock.h5"), check=False), "the file is damaged: its HDF5 structure cannot be read")
+    check_flipped_text(clean)
+
+
+def check_flipped_text(clean):
+    """One flipped bit inside a stored sentence (in HDF5's global heap, where HDF5 keeps no checksum):
+    verify names the column and row, the report and the Python reader refuse the example that shows it."""
+    with h5py.File(clean, "r") as f:
+        row = 1
+        sentence = f["examples/sentence_a"][row]
+    with open(clean, "rb") as f:
+        at = f.read().find(sentence)
+    assert at > 0, sentence
+    bad = copy(clean, out("bad_text.h5"))
+    with open(bad, "r+b") as f:
+        f.seek(at + 2)
+        c = f.read(1)[0]
+        f.seek(at + 2)
+        f.write(bytes([c ^ 0x01]))
+    damaged = f"{bad} is damaged: dataset examples/sentence_a, row {row}: its text does not match its checksum in " \
+              "examples/sentence_a_crc32"
+    p = run("verify", bad, check=False)
+    assert p.returncode == 1 and "DAMAGED" in p.stdout and damaged in p.stdout, p.stdout
+    assert_clean_error(run("report", bad, "-o", out("bad_text.html"), check=False), damaged)
+    assert run("heads", bad).returncode == 0  # shows no text
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan
+    with attnscan.open(bad) as r:
+        assert r.example(0).sentence_a == attnscan.open(clean).example(0).sentence_a
+        try:
+            r.example(row)
+            raise AssertionError("the Python reader showed a damaged sentence")
+        except attnscan.DamagedError as e:
+            assert damaged in str(e), e
+    print("a flipped bit in a stored sentence: named by verify, refused by the report and the Python reader")
 
 
 def test_merge_refuses_a_damaged_shard():

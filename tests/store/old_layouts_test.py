@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64), 3 (no
-tokens/char_start, char_end) and 4 (one baseline per example, not per layer) read in every reader as
-version 5 files do: verify, heads, compare, similarity, report, plot and merge give the same answers, and
-merge writes version 5 (offsets -1 where the input had none, the baseline given to every layer).
+tokens/char_start, char_end), 4 (one baseline per example, not per layer) and 5 (no checksums of the text
+columns) read in every reader as version 6 files do: verify, heads, compare, similarity, report, plot and
+merge give the same answers, and merge writes version 6 (offsets -1 where the input had none, the baseline
+given to every layer, the text checksummed); verify says which files' text it could not check.
 
 usage: old_layouts_test.py ATTNSCAN_BINARY
 Runs on data/sample_pairs.tsv and the default model (exit 77 when the model is absent).
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import h5py
@@ -43,13 +45,18 @@ def run(binary, *args, cwd=ROOT):
 
 
 CHAR_OFFSETS = ("tokens/char_start", "tokens/char_end")  # format_version 4 on
-NEWEST = 5
+NEWEST = 6
 
 
 def downgrade(src, dst, version):
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
-        for key in f["scores"].attrs["outputs"]:  # before 5: scores/KEY/baseline [N] (MiniLM: every layer the same)
+        text_sums = []  # before 6: no NAME_crc32 beside the text columns
+        f.visititems(lambda name, obj: text_sums.append(name) if name.endswith("_crc32") else None)
+        assert len(text_sums) >= 8, text_sums
+        for name in text_sums:
+            del f[name]
+        for key in (f["scores"].attrs["outputs"] if version < 5 else ()):  # scores/KEY/baseline [N] (MiniLM: layers alike)
             name = f"scores/{key}/baseline"
             per_layer = f[name][...]
             assert np.array_equal(per_layer, np.repeat(per_layer[:, :1], per_layer.shape[1], axis=1), equal_nan=True), name
@@ -80,7 +87,7 @@ def check(binary, model, tmp):
             assert f[name].dtype == np.int64, (name, f[name].dtype)
         assert (f["examples/attention_offset"][1::2] == -1).all()
     files = {NEWEST: newest}
-    for version in (4, 3, 2, 1):
+    for version in (5, 4, 3, 2, 1):
         files[version] = tmp / f"v{version}.h5"
         downgrade(newest, files[version], version)
     answers = {}
@@ -88,6 +95,9 @@ def check(binary, model, tmp):
         a = {}
         verify = run(binary, "verify", str(path))
         assert "rows sum to 1" in verify, verify
+        if version >= 2:
+            assert ("CRC-32 of every text row" in verify) == (version == NEWEST), verify
+            assert (f"its text columns carry no checksums (format_version {version})" in verify) == (version < NEWEST), verify
         a["heads"] = run(binary, "heads", str(path), "--format", "csv")
         a["compare"] = run(binary, "compare", str(newest), str(path), "--format", "csv", "--resamples", "100")
         sim = tmp / f"sim-v{version}.h5"
@@ -103,6 +113,8 @@ def check(binary, model, tmp):
         run(binary, "merge", str(merged), str(path))
         with h5py.File(merged, "r") as f, h5py.File(newest, "r") as ref:
             assert f.attrs["format_version"] == NEWEST
+            for name in ("examples/sentence_a", "tokens/text"):  # merge checksums the text it writes
+                assert list(f[name + "_crc32"][...]) == [zlib.crc32(s) for s in f[name][...]], name
             for key in ref["scores"].attrs["outputs"]:  # merged per layer, as the newest version stores it
                 name = f"scores/{key}/baseline"
                 assert np.array_equal(f[name][...], ref[name][...], equal_nan=True), name
@@ -113,7 +125,7 @@ def check(binary, model, tmp):
                 assert f[name].dtype == np.int64 and (f[name][...] == want).all(), name
         answers[version] = a
         print(f"format_version {version}: verify, heads, compare, similarity, report, plot, merge ok")
-    for version in (4, 3, 2, 1):
+    for version in (5, 4, 3, 2, 1):
         for what in answers[NEWEST]:
             assert answers[version][what] == answers[NEWEST][what], \
                 f"format_version {version}: {what} differs from version {NEWEST}"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -75,6 +76,17 @@ std::string resampling_text(const CompareOptions& o, const char* what) {
          std::to_string(o.seed);
 }
 
+// The permutation p's clause of the method: its resampling and, where on, its sequential stopping.
+std::string permutation_text(const CompareOptions& o, const char* what) {
+  if (o.resamples <= 0) return "";
+  char above[32];
+  std::snprintf(above, sizeof above, "%g", o.stop_above);
+  return std::string("; ") + what + " " + resampling_text(o, "") +
+         (o.stop_above > 0 ? std::string(", each stopped once its p is certain to exceed ") + above +
+                                 " (Besag-Clifford: p = as extreme / resamples drawn)"
+                           : std::string());
+}
+
 }  // namespace
 
 Comparison compare_files(const ResultFile& a, const ResultFile& b, const CompareOptions& o) {
@@ -105,7 +117,7 @@ Comparison compare_files(const ResultFile& a, const ResultFile& b, const Compare
                    std::to_string(pb.model_heads) + ")";
   c.method = "paired t-test over examples where both define the score; 95% CI " +
              (o.ci == "bootstrap" ? resampling_text(o, "percentile bootstrap of the mean difference") : std::string("t-based")) +
-             (o.resamples > 0 ? "; sign-flip permutation p " + resampling_text(o, "") : std::string()) +
+             permutation_text(o, "sign-flip permutation p") +
              "; Cohen's d_z; Benjamini-Hochberg q over all tests";
   std::set<std::string> in_b;
   for (const auto& so : pb.scores) in_b.insert(so.key());
@@ -117,7 +129,7 @@ Comparison compare_files(const ResultFile& a, const ResultFile& b, const Compare
       const uint64_t test = first_test + static_cast<uint64_t>(l * heads + h);
       const auto x = head_column(va, a.examples(), pa.model_heads, l, h, pa.model_layers * pa.model_heads);
       const auto y = head_column(vb, b.examples(), pb.model_heads, l, h, pb.model_layers * pb.model_heads);
-      CompareRow row{so.detector, so.output, l, h, stats::paired_test(x, y, o.resamples, o.seed + test), NAN};
+      CompareRow row{so.detector, so.output, l, h, stats::paired_test(x, y, {o.resamples, o.seed + test, o.stop_above}), NAN};
       if (o.ci == "bootstrap") {
         std::vector<double> d(x.size());
         for (std::size_t i = 0; i < d.size(); ++i) d[i] = x[i] - y[i];
@@ -160,7 +172,7 @@ Comparison compare_label_groups(const ResultFile& f, const CompareOptions& o) {
     c.method = "Welch's t-test of label " + c.a + " vs " + c.b + "; 95% CI " +
                (o.ci == "bootstrap" ? resampling_text(o, "percentile bootstrap of the difference of means")
                                     : std::string("Welch t-based")) +
-               (o.resamples > 0 ? "; label permutation p " + resampling_text(o, "") : std::string()) +
+               permutation_text(o, "label permutation p") +
                "; Hedges' g; Benjamini-Hochberg q over all tests";
   }
   const auto labels = file.read<double>("examples/label_value", 0, f.examples());
@@ -179,7 +191,7 @@ Comparison compare_label_groups(const ResultFile& f, const CompareOptions& o) {
           if (mask_a[i]) a.push_back(column[i]);
           if (mask_b[i]) b.push_back(column[i]);
         }
-        row.test = stats::welch_test(a, b, o.resamples, o.seed + test);
+        row.test = stats::welch_test(a, b, {o.resamples, o.seed + test, o.stop_above});
         if (o.ci == "bootstrap") {
           std::tie(row.test.ci_low, row.test.ci_high) = stats::bootstrap_difference_ci(a, b, o.resamples, o.seed + test);
         }

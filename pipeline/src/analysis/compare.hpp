@@ -13,6 +13,7 @@ namespace attnscan::analysis {
 struct CompareOptions {
   int resamples = 1000;             // permutation resamples (and bootstrap draws with ci = bootstrap)
   uint64_t seed = 1;
+  double stop_above = 0.05;         // sequential stopping of each test's permutations (stats::Resampling; 0: never)
   std::string ci = "normal";        // normal (t-based) or bootstrap (percentile, over examples)
   std::vector<std::string> groups;  // label comparison: the two groups A, B (default: the two largest)
   int threads = 0;                  // heads tested at once (0: every core); the results do not depend on it

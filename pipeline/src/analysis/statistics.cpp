@@ -94,10 +94,30 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
-// (count + 1) / (resamples + 1): never 0, as a permutation p-value must not be.
-double permutation_p(std::size_t as_extreme, int resamples) {
-  return (static_cast<double>(as_extreme) + 1) / (static_cast<double>(resamples) + 1);
-}
+// Counts resamples as extreme as the data: p = (count + 1) / (resamples + 1), never 0, as a permutation
+// p-value must not be; or, stopped sequentially (Resampling), count / draws made.
+class PermutationCount {
+ public:
+  explicit PermutationCount(const Resampling& r)
+      : resamples_(r.resamples),
+        limit_(r.stop_above > 0 ? static_cast<std::size_t>(std::floor(r.stop_above * (r.resamples + 1.0))) : 0) {}
+  // Adds draw number `drawn` (1-based); false once resampling may stop.
+  bool add(bool as_extreme, int drawn) {
+    count_ += as_extreme;
+    drawn_ = drawn;
+    return !(limit_ > 0 && count_ >= limit_ && drawn < resamples_);
+  }
+  void finish(TestResult& r) const {
+    r.resamples_used = drawn_;
+    r.p_permutation = drawn_ < resamples_ ? static_cast<double>(count_) / drawn_
+                                          : (static_cast<double>(count_) + 1) / (static_cast<double>(resamples_) + 1);
+  }
+
+ private:
+  int resamples_;
+  std::size_t limit_, count_ = 0;
+  int drawn_ = 0;
+};
 
 }  // namespace
 
@@ -119,7 +139,7 @@ double t_quantile(double p, double df) {
   return (lo + hi) / 2;
 }
 
-TestResult paired_test(const std::vector<double>& a, const std::vector<double>& b, int resamples, uint64_t seed) {
+TestResult paired_test(const std::vector<double>& a, const std::vector<double>& b, const Resampling& resampling) {
   TestResult r;
   std::vector<double> d, ka, kb;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -147,25 +167,25 @@ TestResult paired_test(const std::vector<double>& a, const std::vector<double>& 
   r.ci_low = m.mean - q * se;
   r.ci_high = m.mean + q * se;
   r.standardized = m.mean / sd;
-  if (resamples > 0) {  // sign flips: under H0 each difference is as likely positive as negative
-    std::mt19937_64 rng(seed);
+  if (resampling.resamples > 0) {  // sign flips: under H0 each difference is as likely positive as negative
+    std::mt19937_64 rng(resampling.seed);
     const double observed = std::fabs(m.mean) * (1 - 1e-12);
-    std::size_t extreme = 0;
-    for (int k = 0; k < resamples; ++k) {
+    PermutationCount extreme(resampling);
+    for (int k = 1; k <= resampling.resamples; ++k) {
       double sum = 0;
       uint64_t bits = 0;
       for (std::size_t i = 0; i < d.size(); ++i) {
         if (i % 64 == 0) bits = rng();
         sum += (bits >> (i % 64)) & 1 ? d[i] : -d[i];
       }
-      extreme += std::fabs(sum / static_cast<double>(d.size())) >= observed;
+      if (!extreme.add(std::fabs(sum / static_cast<double>(d.size())) >= observed, k)) break;
     }
-    r.p_permutation = permutation_p(extreme, resamples);
+    extreme.finish(r);
   }
   return r;
 }
 
-TestResult welch_test(const std::vector<double>& a_in, const std::vector<double>& b_in, int resamples, uint64_t seed) {
+TestResult welch_test(const std::vector<double>& a_in, const std::vector<double>& b_in, const Resampling& resampling) {
   TestResult r;
   const std::vector<double> a = defined(a_in), b = defined(b_in);
   const Moments ma = moments(a), mb = moments(b);
@@ -192,19 +212,19 @@ TestResult welch_test(const std::vector<double>& a_in, const std::vector<double>
   const double n = static_cast<double>(r.n);
   const double pooled = std::sqrt(((static_cast<double>(a.size()) - 1) * ma.var + (static_cast<double>(b.size()) - 1) * mb.var) / (n - 2));
   if (pooled > 0) r.standardized = (1 - 3 / (4 * n - 9)) * r.effect / pooled;  // Hedges' g
-  if (resamples > 0) {  // label permutations of the pooled scores
+  if (resampling.resamples > 0) {  // label permutations of the pooled scores
     std::vector<double> pool(a);
     pool.insert(pool.end(), b.begin(), b.end());
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(resampling.seed);
     const double observed = std::fabs(r.effect) * (1 - 1e-12);
-    std::size_t extreme = 0;
-    for (int k = 0; k < resamples; ++k) {
+    PermutationCount extreme(resampling);
+    for (int k = 1; k <= resampling.resamples; ++k) {
       for (std::size_t i = pool.size() - 1; i > 0; --i) std::swap(pool[i], pool[std::uniform_int_distribution<std::size_t>(0, i)(rng)]);
       const double sa = std::accumulate(pool.begin(), pool.begin() + static_cast<long>(a.size()), 0.0);
       const double sb = std::accumulate(pool.begin() + static_cast<long>(a.size()), pool.end(), 0.0);
-      extreme += std::fabs(sa / static_cast<double>(a.size()) - sb / static_cast<double>(b.size())) >= observed;
+      if (!extreme.add(std::fabs(sa / static_cast<double>(a.size()) - sb / static_cast<double>(b.size())) >= observed, k)) break;
     }
-    r.p_permutation = permutation_p(extreme, resamples);
+    extreme.finish(r);
   }
   return r;
 }

@@ -45,7 +45,7 @@ void print_json(const analysis::Comparison& c, const std::vector<const analysis:
     heads.push_back({{"detector", r->detector}, {"output", r->output}, {"layer", r->layer}, {"head", r->head},
                      {"n", t.n}, {"mean_a", number(t.mean_a)}, {"mean_b", number(t.mean_b)}, {"effect", number(t.effect)},
                      {"ci_low", number(t.ci_low)}, {"ci_high", number(t.ci_high)}, {"t", number(t.t)}, {"df", number(t.df)},
-                     {"p", number(t.p)}, {"p_permutation", number(t.p_permutation)},
+                     {"p", number(t.p)}, {"p_permutation", number(t.p_permutation)}, {"resamples", t.resamples_used},
                      {"standardized", number(t.standardized)}, {"q", number(r->q)}, {"why_nan", t.why_nan}});
   }
   std::cout << nlohmann::json({{"kind", c.kind}, {"a", c.a}, {"b", c.b}, {"heads_note", c.heads_note}, {"method", c.method},
@@ -55,12 +55,14 @@ void print_json(const analysis::Comparison& c, const std::vector<const analysis:
 }
 
 void print_csv(const analysis::Comparison& c, const std::vector<const analysis::CompareRow*>& rows) {
-  std::cout << "detector,output,layer,head,n,mean_a,mean_b,effect,ci_low,ci_high,t,df,p,p_permutation,standardized,q,method\n";
+  std::cout << "detector,output,layer,head,n,mean_a,mean_b,effect,ci_low,ci_high,t,df,p,p_permutation,resamples,standardized,q,"
+               "method\n";
   for (const auto* r : rows) {
     const auto& t = r->test;
     std::cout << std::setprecision(9) << r->detector << "," << r->output << "," << r->layer << "," << r->head << "," << t.n
               << "," << t.mean_a << "," << t.mean_b << "," << t.effect << "," << t.ci_low << "," << t.ci_high << "," << t.t
-              << "," << t.df << "," << t.p << "," << t.p_permutation << "," << t.standardized << "," << r->q << ",\""
+              << "," << t.df << "," << t.p << "," << t.p_permutation << "," << t.resamples_used << "," << t.standardized
+              << "," << r->q << ",\""
               << c.method << "\"\n";
   }
 }
@@ -86,7 +88,7 @@ void print_table(const analysis::Comparison& c, const std::vector<const analysis
             << "\n" << c.method << "\n" << (c.heads_note.empty() ? "" : c.heads_note + "\n")
             << "layer-head 0-indexed; * = q < " << q_mark
             << (corr ? "" : "; p perm \"" + p_text(perm_floor, perm_floor) + "\": none of " + std::to_string(resamples) +
-                                " resamples as extreme (p below 1/" + std::to_string(resamples + 1) + ")")
+                                " resamples as extreme (p below 1/" + std::to_string(resamples + 1) + "); \"~\": stopped early")
             << "\n";
   std::string last;
   for (const auto* r : rows) {
@@ -104,9 +106,11 @@ void print_table(const analysis::Comparison& c, const std::vector<const analysis
     if (!corr) std::cout << " " << std::setw(8) << t.mean_a << " " << std::setw(8) << t.mean_b;
     std::cout << " " << std::setw(8) << t.effect << "  [" << std::setw(7) << t.ci_low << ", " << std::setw(7) << t.ci_high << "]"
               << "  " << std::setw(9) << p_text(t.p, 0);
-    if (!corr)
-      std::cout << "  " << std::setw(9) << p_text(t.p_permutation, perm_floor) << std::fixed << std::setprecision(3) << "  "
-                << std::setw(6) << t.standardized;
+    if (!corr) {
+      const bool stopped = t.resamples_used > 0 && t.resamples_used < resamples;
+      std::cout << "  " << std::setw(9) << (stopped ? "~" : "") + p_text(t.p_permutation, perm_floor) << std::fixed
+                << std::setprecision(3) << "  " << std::setw(6) << t.standardized;
+    }
     std::cout << "  " << std::setw(9) << p_text(r->q, 0) << (r->q < q_mark ? " *" : "")
               << (t.why_nan.empty() ? "" : "  (" + t.why_nan + ")") << std::defaultfloat << "\n";
   }
@@ -140,6 +144,8 @@ int compare_command(const std::vector<std::string>& args) {
       "groups", po::value(&groups), "A,B: the label groups (default: the two largest)")(
       "resamples", po::value(&o.resamples)->default_value(1000), "permutation resamples (and bootstrap draws); >= 100")(
       "seed", po::value(&o.seed)->default_value(1), "seed of the resampling (results are reproducible)")(
+      "stop-above", po::value(&o.stop_above)->default_value(0.05),
+      "end a head's permutations once its p is certain to exceed this (Besag-Clifford; 0: all resamples)")(
       "ci", po::value(&o.ci)->default_value("normal"), "normal (t-based) or bootstrap (percentile)")(
       "top", po::value(&top)->default_value(5), "rows per detector output, by effect size (0: all)")(
       "q", po::value(&q)->default_value(0), "only heads with Benjamini-Hochberg q below this (0: no filter)")(
@@ -154,6 +160,8 @@ int compare_command(const std::vector<std::string>& args) {
   if (format != "table" && format != "csv" && format != "json") throw Error("--format " + format + ": expected table, csv or json");
   if (o.ci != "normal" && o.ci != "bootstrap") throw Error("--ci " + o.ci + ": expected normal or bootstrap");
   if (o.threads < 0) throw Error("--threads " + std::to_string(o.threads) + ": expected 0 (all cores) or more");
+  if (!(o.stop_above >= 0 && o.stop_above < 1))
+    throw Error("--stop-above " + std::to_string(o.stop_above) + ": expected 0 (never stop) up to below 1");
   if (o.resamples < 100) throw Error("--resamples " + std::to_string(o.resamples) + ": use at least 100 (p-values below 1/(R+1) cannot show)");
   o.groups = group_pair(groups);
   analysis::Comparison c;

@@ -115,6 +115,10 @@ Columns read_columns(const Checked& c) {
     using T = typename std::decay_t<decltype(column)>::value_type;
     if (!char_offsets && is_char_offset_column(name)) return;  // older files have none
     std::vector<T> values;
+    if constexpr (std::is_same_v<T, std::string>)
+      if (c.report.text_checksums && !c.f.exists(h5::text_checksum_column(name)))
+        c.report.problems.push_back(c.where() + ": dataset " + h5::text_checksum_column(name) + " (the checksums of " +
+                                    name + ") is missing");
     if (!read_all(c.f, name, values, c.report)) return void(cols.ok = false);
     const std::string n(name);
     const std::size_t expect = n.rfind("examples/", 0) == 0 ? c.report.examples
@@ -342,11 +346,12 @@ CheckReport check_layout_file(const std::filesystem::path& path, const CheckOpti
   report.examples = reader->examples();
   report.rejects = reader->rejects();
   const Checked c{path, *reader, reader->file(), reader->params(), report};
+  report.checksums = report.format_version >= kFirstChecksummedVersion;
+  report.text_checksums = report.format_version >= kFirstTextChecksumVersion;  // read_columns needs it
   check_root(c);
   const Columns cols = read_columns(c);
   const AttentionChecks checks(c.f);
   report.attention_values = checks.values();
-  report.checksums = report.format_version >= kFirstChecksummedVersion;
   if (cols.ok) check_offsets(c, cols, checks);
   if (cols.ok && report.format_version >= kFirstCharOffsetsVersion) check_char_offsets(c, cols);
   const bool attention_readable = check_attention_bytes(c, checks);

@@ -18,6 +18,7 @@ struct CheckReport {
   std::vector<std::string> problems;  // empty: nothing wrong found
   int64_t format_version = 0;
   bool checksums = false;             // the file carries checksums (format_version >= 2)
+  bool text_checksums = false;        // and checksums of its text columns (format_version >= 6)
   std::size_t examples = 0, rejects = 0, stored_examples = 0, rows_checked = 0;
   uint64_t attention_values = 0, checksum_spans = 0;
   bool ok() const { return problems.empty(); }

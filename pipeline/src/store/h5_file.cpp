@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <H5PLpublic.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -171,6 +172,7 @@ void File::resize(const std::string& name, std::size_t size) {
   if (extent.empty()) fail("cannot resize " + name + ": not an array");
   extent[0] = size;  // rows; the trailing dimensions stay
   if (H5Dset_extent(d.get(), extent.data()) < 0) fail("cannot resize " + name);
+  if (const std::string sums = text_checksum_column(name); exists(sums)) resize(sums, size);
 }
 
 std::size_t File::value_size(const std::string& name) const {
@@ -289,6 +291,20 @@ void File::flush() {
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) fail("flush failed");
 }
 
+std::string text_checksum_column(const std::string& name) { return name + "_crc32"; }
+
+namespace {
+
+std::vector<uint32_t> text_checksums(const std::vector<std::string>& values) {
+  std::vector<uint32_t> sums;
+  sums.reserve(values.size());
+  for (const auto& s : values)
+    sums.push_back(static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()))));
+  return sums;
+}
+
+}  // namespace
+
 void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk, Compression c) {
   errno = 0;
   hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, cdims[1] = {std::max<hsize_t>(chunk, 1)};
@@ -312,6 +328,7 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
   if (d < 0) fail("cannot create dataset " + name);
   H5Dclose(d);
+  if (H5Tis_variable_str(type) > 0) create_dataset(text_checksum_column(name), H5T_STD_U32LE, chunk);
 }
 
 void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now) {
@@ -385,6 +402,7 @@ void File::append_strings(const std::string& name, const std::vector<std::string
   ptrs.reserve(values.size());
   for (const auto& s : values) ptrs.push_back(s.c_str());
   append_raw(name, ptrs.data(), ptrs.size());
+  if (const std::string sums = text_checksum_column(name); exists(sums)) append(sums, text_checksums(values));
 }
 
 std::size_t File::length(const std::string& name) const {
@@ -423,6 +441,15 @@ std::vector<std::string> File::read_strings(const std::string& name, std::size_t
   for (char* p : ptrs) {
     out.emplace_back(p ? p : "");
     H5free_memory(p);  // HDF5 allocated each string
+  }
+  if (const std::string sums = text_checksum_column(name); exists(sums)) {
+    const auto expected = read<uint32_t>(sums, begin, end);
+    const auto got = text_checksums(out);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (got[i] != expected[i])
+        throw Error(path_.string() + " is damaged: dataset " + name + ", row " + std::to_string(begin + i) +
+                    ": its text does not match its checksum in " + sums + ". Run `attnscan verify " + path_.string() +
+                    "` for a full check; restore the file or rerun the run that wrote it");
   }
   return out;
 }

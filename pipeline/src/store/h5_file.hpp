@@ -40,6 +40,12 @@ void ensure_plugin_path();
 
 std::string library_version();  // of the HDF5 library loaded, e.g. "1.10.8"
 
+// Variable-length strings live in HDF5's global heap, where HDF5 allows no checksum. Each string column
+// created by File::create_dataset has a numeric column beside it, NAME_crc32 (uint32 under Fletcher32):
+// zlib's CRC-32 of each row's UTF-8 bytes (as Python's zlib.crc32), appended, resized and checked on
+// every read along with the strings (format_version 6; older files have none and read unchecked).
+std::string text_checksum_column(const std::string& name);
+
 class File {
  public:
   static File create(const std::filesystem::path& path);  // truncates

@@ -14,16 +14,19 @@
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
+// 6: every variable-length string column has NAME_crc32 beside it (h5::text_checksum_column; 5 and older:
+// none, their text read unchecked).
 // 5: scores/KEY/baseline [N, L], one baseline per layer (4 and older: [N], read as that value for every layer).
 // 4: tokens/char_start, tokens/char_end (int64 code points into the sentence; 3 and older: read as -1).
 // 3: examples/{n_tokens,tokens_a,tokens_b,token_offset} signed int64 (2 and 1: uint32/uint64; still read).
 // 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
 // 1: the same layout without checksums; still read.
-inline constexpr int64_t kFormatVersion = 5;
+inline constexpr int64_t kFormatVersion = 6;
 inline constexpr int64_t kFirstCharOffsetsVersion = 4;  // tokens/char_start and tokens/char_end
 // tokens/char_start or tokens/char_end: absent from files older than kFirstCharOffsetsVersion.
 bool is_char_offset_column(std::string_view name);
 inline constexpr int64_t kFirstChecksummedVersion = 2;
+inline constexpr int64_t kFirstTextChecksumVersion = 6;
 inline constexpr int64_t kOldestFormatVersion = 1;
 // A score output's group and datasets: scores/KEY/values ([N, L, H]) and scores/KEY/baseline ([N, L]).
 inline std::string score_group(const std::string& key) { return "scores/" + key; }

@@ -97,6 +97,8 @@ void OutputSession::keep_verified_blocks(std::ostream& log) {
       redo(b, "committed by an older attnscan without checksums, so it cannot be proven intact", log);
     else if (r.format_version < kFirstCharOffsetsVersion)
       redo(b, "committed by an older attnscan without the tokens' character offsets", log);
+    else if (r.format_version < kFirstTextChecksumVersion)
+      redo(b, "committed by an older attnscan without checksums of its text, so it cannot be proven intact", log);
   }
 }
 
