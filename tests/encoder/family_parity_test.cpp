@@ -97,6 +97,14 @@ class FamilyParity : public ::testing::TestWithParam<Family> {
 }  // namespace
 
 // attnscan's tokenizer gives HF's ids and token types for the family's template: the slow files as
+// fp32 rounding differences (another summation order in a GEMM, another exp) compound layer by layer:
+// the 6-layer models stay under 4e-6 of HF, the 12-layer all-mpnet-base-v2 moves 1.0e-5 (OpenBLAS
+// SkylakeX kernels), 1.2e-5 (Haswell's) and 2.0e-5 (libm's exp in the softmax) with no change of method.
+// So kFp32AttentionAgreement per 4 layers of depth, never less than it.
+static double agreement_with_hf(int64_t layers) {
+  return kFp32AttentionAgreement * std::max(1.0, static_cast<double>(layers) / 4.0);
+}
+
 // HF's slow tokenizer, tokenizer.json as HF's fast one (they differ in places, e.g. ALBERT's).
 TEST_P(FamilyParity, TokenIdsMatchHuggingFace) {
   const Family& f = GetParam();
@@ -160,8 +168,8 @@ TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
     EXPECT_GT(outside, 0u);
     EXPECT_EQ(nonzero, 0u);
   }
-  EXPECT_LE(alone, 1e-5);
-  EXPECT_LE(batched, 1e-5);
+  EXPECT_LE(alone, agreement_with_hf(c.num_layers));
+  EXPECT_LE(batched, agreement_with_hf(c.num_layers));
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,

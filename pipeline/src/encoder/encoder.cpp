@@ -64,6 +64,9 @@ void tune_process_memory() {
     // oneDNN caches a primitive (with its buffers) per GEMM shape; with length-bucketed batches every
     // batch has a new shape and the default cache of 1024 grows memory by hundreds of MB.
     setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "16", /*overwrite=*/0);
+    // oneDNN marks every primitive it runs for Intel's profilers (ITT); on CPUs with PTWRITE inside a VM
+    // each mark traps (6% of a bf16 run's samples in __itt_pt_write). Profilers can set it back.
+    setenv("ONEDNN_ITT_TASK_LEVEL", "0", /*overwrite=*/0);
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024);
   });
@@ -80,16 +83,21 @@ at::Tensor to_tensor(const TensorView& v) {
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
   Linear l;
-  l.onednn = opt.device.kind == DeviceSpec::Kind::Cpu && resolve_linear_backend(opt) == LinearBackend::OneDnn;
-  l.compute = opt.precision == Precision::BF16 ? at::kBFloat16 : at::kFloat;
-  if (l.onednn) {
-    l.weight = l.compute == at::kFloat ? w.contiguous().to_mkldnn() : w.contiguous().to_mkldnn(l.compute);
-    l.bias = b.to(l.compute).contiguous();
+  if (opt.device.kind == DeviceSpec::Kind::Cpu && resolve_linear_backend(opt) == LinearBackend::OneDnn) {
+    const at::Tensor wc = w.contiguous(), bc = b.contiguous();
+    l.packed = std::make_shared<const kernels::PackedLinear>(wc.data_ptr<float>(), bc.data_ptr<float>(), wc.size(0),
+                                                             wc.size(1), opt.precision == Precision::BF16);
+    l.bias = bc;
   } else {
-    l.weight = w.to(dev, l.compute).contiguous();
-    l.bias = b.to(dev, l.compute);
+    l.weight = w.to(dev).contiguous();
+    l.bias = b.to(dev);
   }
   return l;
+}
+
+at::Tensor Linear::dense_weight() const {
+  std::vector<float> w = packed->unpacked_weight();
+  return at::from_blob(w.data(), {packed->out_features(), packed->in_features()}).clone();
 }
 
 at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance) {

@@ -5,11 +5,13 @@
 // those three files only.
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "encoder/encoder.hpp"
+#include "encoder/onednn_linear.hpp"
 #include "model/task_heads.hpp"
 
 namespace attnscan {
@@ -17,18 +19,21 @@ namespace attnscan {
 at::Tensor to_tensor(const TensorView& v);  // a float32 copy
 
 struct Linear {
-  at::Tensor weight;    // [out, in]; oneDNN layout when onednn
-  at::Tensor bias;      // [out]
-  bool onednn = false;  // else at::linear: the BLAS on CPU
-  at::ScalarType compute = at::kFloat;
+  at::Tensor weight;  // [out, in] for the BLAS (or CUDA); undefined when packed
+  at::Tensor bias;    // [out]
+  std::shared_ptr<const kernels::PackedLinear> packed;  // oneDNN, the weights packed once at load
 
-  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32 dense
-    if (!onednn) return at::linear(x, weight, bias);
-    // Gradients flow through dense tensors only (gradient importance, fp32): the weight made dense.
-    if (x.requires_grad()) return at::linear(x, weight.to_dense(), bias);
-    at::Tensor xin = compute == at::kFloat ? x.to_mkldnn() : x.to_mkldnn(compute);
-    return at::mkldnn_linear(xin, weight, bias).to_dense(at::kFloat);
+  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32
+    if (!packed) return at::linear(x, weight, bias);
+    // Gradients flow through dense tensors only (gradient importance, fp32): the weights unpacked.
+    if (x.requires_grad()) return at::linear(x, dense_weight(), bias);
+    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
+    const at::Tensor in = x.contiguous();
+    at::Tensor y = at::empty({packed->rows_computed(in.size(0)), packed->out_features()}, in.options());
+    packed->apply(in.data_ptr<float>(), in.size(0), y.data_ptr<float>());
+    return y.narrow(0, 0, in.size(0));  // the leading rows: still contiguous
   }
+  at::Tensor dense_weight() const;
 };
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev);

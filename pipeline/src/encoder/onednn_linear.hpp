@@ -1,0 +1,41 @@
+#pragma once
+// A linear layer y = x W^T + b through oneDNN's inner product, with the weights packed once, at load, into
+// the layout the CPU's kernel wants (on AMX: bf16 tiles), instead of on every call as LibTorch's
+// mkldnn_linear does. fp32 in and out; in bf16 the input rows are rounded to bf16 (to nearest even, as
+// LibTorch rounds) and the products accumulate in fp32 into an fp32 output.
+// Standard library and oneDNN only (LibTorch stays in encoder.cpp).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attnscan::kernels {
+
+class PackedLinear {
+ public:
+  // weight: out x in, row-major; bias: out values (null: none).
+  PackedLinear(const float* weight, const float* bias, int64_t out, int64_t in, bool bf16);
+  ~PackedLinear();
+  PackedLinear(const PackedLinear&) = delete;
+  PackedLinear& operator=(const PackedLinear&) = delete;
+
+  int64_t out_features() const;
+  int64_t in_features() const;
+  // The rows apply() writes for `rows` input rows: bf16 computes whole blocks of 16 (the extra rows get
+  // the bias); fp32 exactly `rows`.
+  int64_t rows_computed(int64_t rows) const;
+  // y (rows_computed(rows) x out) = x (rows x in) W^T + b, both row-major and dense. Safe to call from
+  // several threads.
+  void apply(const float* x, int64_t rows, float* y) const;
+  // The weights as they are computed with (bf16-rounded in bf16), out x in row-major fp32.
+  std::vector<float> unpacked_weight() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// fp32 to bf16, rounded to nearest even (NaN stays NaN), as c10::BFloat16 rounds.
+uint16_t to_bf16(float x);
+float from_bf16(uint16_t b);
+
+}  // namespace attnscan::kernels

@@ -1,0 +1,126 @@
+// kernels::PackedLinear against x W^T + b in double, written out loop by loop; in bf16 the reference takes
+// the inputs and weights rounded to bf16 by hand (bit arithmetic, not the kernel's own function).
+#include "encoder/onednn_linear.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "encoder/platform.hpp"
+
+namespace attnscan::kernels {
+namespace {
+
+std::vector<float> random_values(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = normal(rng);
+  return v;
+}
+
+// bf16 by round-to-nearest-even on the bits: add half an ulp of bf16 (ties to even), drop 16 bits.
+double bf16_rounded(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint32_t lsb = (u >> 16) & 1u;
+  u = ((u + 0x7fffu + lsb) >> 16) << 16;
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
+}
+
+// Largest |got - want| / (1 + |want|) over all outputs of x W^T + b.
+double worst_error(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, int64_t rows,
+                   int64_t out, int64_t in, bool bf16, const std::vector<float>& got) {
+  double worst = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double want = b[static_cast<std::size_t>(o)];
+      for (int64_t i = 0; i < in; ++i) {
+        const float xv = x[static_cast<std::size_t>(r * in + i)], wv = w[static_cast<std::size_t>(o * in + i)];
+        want += bf16 ? bf16_rounded(xv) * bf16_rounded(wv) : static_cast<double>(xv) * wv;
+      }
+      const double err = std::abs(got[static_cast<std::size_t>(r * out + o)] - want) / (1.0 + std::abs(want));
+      worst = std::max(worst, err);
+    }
+  return worst;
+}
+
+void expect_matches_reference(bool bf16) {
+  const int64_t out = 96, in = 200;  // not multiples of the kernels' blocks
+  const auto w = random_values(static_cast<std::size_t>(out * in), 1), b = random_values(static_cast<std::size_t>(out), 2);
+  const PackedLinear linear(w.data(), b.data(), out, in, bf16);
+  for (int64_t rows : {1, 7, 48, 256, 333}) {  // each a new primitive; 48 again below from the cache
+    const auto x = random_values(static_cast<std::size_t>(rows * in), 3 + static_cast<uint32_t>(rows));
+    const int64_t computed = linear.rows_computed(rows);
+    EXPECT_EQ(computed, bf16 ? (rows + 15) / 16 * 16 : rows);
+    std::vector<float> y(static_cast<std::size_t>(computed * out));
+    linear.apply(x.data(), rows, y.data());
+    // fp32 accumulation over 200 terms of size ~1: ~1e-5 relative; bf16 rounds only the inputs here.
+    EXPECT_LE(worst_error(x, w, b, rows, out, in, bf16, y), 2e-5) << rows << " rows";
+    for (int64_t r = rows; r < computed; ++r)  // the block's extra rows are zeros in: the bias out
+      for (int64_t o = 0; o < out; ++o)
+        EXPECT_EQ(y[static_cast<std::size_t>(r * out + o)], b[static_cast<std::size_t>(o)]);
+  }
+}
+
+bool bf16_runs_here() { return compute_platform().bf16 != Bf16Support::Unavailable; }
+
+TEST(PackedLinear, Fp32MatchesDoubleReference) { expect_matches_reference(false); }
+
+TEST(PackedLinear, Bf16MatchesReferenceOnBf16RoundedOperands) {
+  if (!bf16_runs_here()) GTEST_SKIP() << compute_platform().bf16_refusal();
+  expect_matches_reference(true);
+}
+
+TEST(PackedLinear, NoBiasAndUnpackedWeights) {
+  const int64_t out = 5, in = 3;
+  const std::vector<float> w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 1.00390625f};
+  const PackedLinear linear(w.data(), nullptr, out, in, false);
+  const std::vector<float> x = {1, 0, -1};
+  std::vector<float> y(out);
+  linear.apply(x.data(), 1, y.data());
+  EXPECT_EQ(y, (std::vector<float>{-2, -2, -2, -2, 13 - 1.00390625f}));
+  EXPECT_EQ(linear.unpacked_weight(), w);
+  if (!bf16_runs_here()) GTEST_SKIP() << compute_platform().bf16_refusal();
+  const PackedLinear rounded(w.data(), nullptr, out, in, true);
+  auto expect = w;
+  expect.back() = 1.0f;  // 1 + 2^-8 is halfway between bf16's 1 and 1 + 2^-7: to even, 1
+  EXPECT_EQ(rounded.unpacked_weight(), expect);
+}
+
+TEST(PackedLinear, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(from_bf16(to_bf16(1.00390625f)), 1.0f);          // tie, down to even
+  EXPECT_EQ(from_bf16(to_bf16(1.01171875f)), 1.015625f);     // tie, up to even
+  EXPECT_EQ(from_bf16(to_bf16(std::nextafter(1.00390625f, 2.0f))), 1.0078125f);  // just above the tie
+  EXPECT_EQ(from_bf16(to_bf16(-3.0f)), -3.0f);
+  EXPECT_TRUE(std::isinf(from_bf16(to_bf16(std::numeric_limits<float>::max()))));  // rounds past bf16's largest
+  EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isnan(from_bf16(to_bf16(-std::numeric_limits<float>::signaling_NaN()))));
+}
+
+TEST(PackedLinear, ConcurrentCallsAgreeWithOneCall) {
+  const int64_t out = 64, in = 64, rows = 40;
+  const auto w = random_values(static_cast<std::size_t>(out * in), 7), x = random_values(static_cast<std::size_t>(rows * in), 8);
+  const PackedLinear linear(w.data(), nullptr, out, in, false);
+  std::vector<float> alone(static_cast<std::size_t>(rows * out));
+  linear.apply(x.data(), rows, alone.data());
+  std::vector<std::vector<float>> got(4, std::vector<float>(alone.size()));
+  std::vector<std::thread> threads;
+  for (auto& g : got)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) linear.apply(x.data(), rows - (i % 3), g.data());
+      linear.apply(x.data(), rows, g.data());
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, alone);
+}
+
+}  // namespace
+}  // namespace attnscan::kernels
