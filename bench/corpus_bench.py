@@ -2,7 +2,7 @@
 """Corpus scale after the run (issue 31): every step a researcher takes on a large run, timed, with peak RSS.
 
   /usr/bin/python3 bench/corpus_bench.py [--pairs 100000] [--shards 8] [--attention-every 100]
-      [--build build] [--keep DIR] [--skip-run DIR_WITH_SHARDS]
+      [--build build] [--keep DIR] [--skip-run DIR_WITH_SHARDS] [--set KEY=VALUE ...]
 
 The dataset is built by recombining the sentences of ../shared/datasets (PAWS dev and test, STS-B train,
 SNLI dev; deduplicated): pair i is two sentences drawn with a fixed seed, its label 0 or 1 (a number), so
@@ -91,6 +91,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--keep", default=None, help="work folder to keep (default: a temporary one)")
     ap.add_argument("--skip-run", default=None, help="a --keep folder of an earlier invocation: reuse its shards")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra --set for each shard's run (e.g. engine.precision=bf16 where the CPU has AMX)")
     a = ap.parse_args()
     if not os.path.isdir(DATASETS):
         sys.exit(f"needs the shared datasets at {DATASETS}")
@@ -111,6 +113,7 @@ def main():
             wall, rss = timed([binary, "run", "-c", os.path.join(ROOT, "configs", "paws.yaml"),
                                "--set", "dataset.path=" + data,
                                "--set", f"output.attention_every={a.attention_every}",
+                               *[x for kv in a.set for x in ("--set", kv)],
                                "--shard", f"{i}/{a.shards}", "-o", shard, "--no-progress"])
             walls += wall
             peak = max(peak, rss)
