@@ -87,6 +87,8 @@ class FamilyParity : public ::testing::TestWithParam<Family> {
     ASSERT_GE(pairs_, 10u);
   }
 
+  void expect_attention_matches_hf(const EncoderOptions& options);
+
   fs::path dir_, model_dir_;
   LoadedModel model_;
   std::optional<SafetensorsFile> ref_;
@@ -129,12 +131,12 @@ TEST_P(FamilyParity, TokenIdsMatchHuggingFace) {
 }
 
 // Attention on HF's ids, each pair alone and the shorter ones in one padded batch.
-TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
+void FamilyParity::expect_attention_matches_hf(const EncoderOptions& options) {
   const Family& f = GetParam();
   std::vector<Encoding> rows;
   for (std::size_t i = 0; i < pairs_; ++i) rows.push_back(reference_encoding(*ref_, i));
   const int32_t pad = 0;  // any id: padded positions are masked as keys and their rows dropped
-  BertEncoder enc(model_, EncoderOptions{});
+  BertEncoder enc(model_, options);
   double alone = 0, batched = 0;
   std::vector<const Encoding*> batch;
   for (std::size_t i = 0; i < pairs_; ++i) {
@@ -146,7 +148,7 @@ TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
   for (std::size_t b = 0, i = 0; i < pairs_; ++i)
     if (rows[i].size() < 100)
       batched = std::max(batched, max_diff(out, static_cast<int64_t>(b++), *ref_->find("attn." + std::to_string(i))));
-  std::cout << f.name << ": max |attnscan - HF| " << alone << " alone, " << batched << " in a padded batch of "
+  std::cout << f.name << " (" << linear_backend_name(resolve_linear_backend(options)) << "): max |attnscan - HF| " << alone << " alone, " << batched << " in a padded batch of "
             << batch.size() << " (" << pairs_ << " pairs)\n";
   // A sliding-window layer's weights outside its window are exactly 0, as HF returns them
   const auto& c = model_.config;
@@ -170,6 +172,16 @@ TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) {
   }
   EXPECT_LE(alone, agreement_with_hf(c.num_layers));
   EXPECT_LE(batched, agreement_with_hf(c.num_layers));
+}
+
+TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) { expect_attention_matches_hf(EncoderOptions{}); }
+
+// The same through oneDNN's inner product with the weights packed once and GELU and the residual fused into
+// its output pass (engine.linear: onednn).
+TEST_P(FamilyParity, Fp32ThroughOneDnnMatchesHuggingFace) {
+  EncoderOptions options;
+  options.linear = LinearBackend::OneDnn;
+  expect_attention_matches_hf(options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -93,6 +94,47 @@ TEST(PackedLinear, NoBiasAndUnpackedWeights) {
   auto expect = w;
   expect.back() = 1.0f;  // 1 + 2^-8 is halfway between bf16's 1 and 1 + 2^-7: to even, 1
   EXPECT_EQ(rounded.unpacked_weight(), expect);
+}
+
+// Each epilogue against its formula applied in double to the fp32 kernel's plain output: the fused pass
+// must change nothing but the epilogue (oneDNN's erf and tanh are approximations: within 2e-6 here).
+void expect_epilogues_match(bool bf16) {
+  const int64_t out = 96, in = 200, rows = 37;
+  const auto w = random_values(static_cast<std::size_t>(out * in), 11), b = random_values(static_cast<std::size_t>(out), 12);
+  const auto x = random_values(static_cast<std::size_t>(rows * in), 13);
+  const auto residual = random_values(static_cast<std::size_t>(rows * out), 14);
+  const PackedLinear linear(w.data(), b.data(), out, in, bf16);
+  const auto computed = static_cast<std::size_t>(linear.rows_computed(rows));
+  std::vector<float> plain(computed * static_cast<std::size_t>(out));
+  linear.apply(x.data(), rows, plain.data());
+  const double root_half = std::sqrt(0.5), root_2_over_pi = std::sqrt(2 / M_PI);
+  const auto want_of = [&](Epilogue e, double v, std::size_t i) -> double {
+    switch (e) {
+      case Epilogue::None: return v;
+      case Epilogue::GeluErf: return 0.5 * v * (1 + std::erf(v * root_half));
+      case Epilogue::GeluTanh: return 0.5 * v * (1 + std::tanh(root_2_over_pi * (v + 0.044715 * v * v * v)));
+      case Epilogue::Relu: return std::max(v, 0.0);
+      case Epilogue::AddResidual: return static_cast<double>(static_cast<float>(v) + residual[i]);  // one fp32 add
+    }
+    return NAN;
+  };
+  for (Epilogue e : {Epilogue::GeluErf, Epilogue::GeluTanh, Epilogue::Relu, Epilogue::AddResidual}) {
+    std::vector<float> y(plain.size(), NAN);
+    if (e == Epilogue::AddResidual) std::copy(residual.begin(), residual.end(), y.begin());
+    linear.apply(x.data(), rows, y.data(), e);
+    double worst = 0;
+    for (std::size_t i = 0; i < residual.size(); ++i)
+      worst = std::max(worst, std::abs(y[i] - want_of(e, plain[i], i)) / (1 + std::abs(want_of(e, plain[i], i))));
+    // AVX2's kernel adds the residual before the bias (one rounding apart); AVX-512's after, exactly.
+    EXPECT_LE(worst, e == Epilogue::Relu ? 0.0 : e == Epilogue::AddResidual ? 5e-7 : 2e-6) << "epilogue " << static_cast<int>(e);
+  }
+}
+
+TEST(PackedLinear, EpiloguesEqualTheirFormulaOnThePlainOutput) { expect_epilogues_match(false); }
+
+TEST(PackedLinear, Bf16EpiloguesEqualTheirFormulaOnThePlainOutput) {
+  if (!bf16_runs_here()) GTEST_SKIP() << compute_platform().bf16_refusal();
+  expect_epilogues_match(true);
 }
 
 TEST(PackedLinear, Bf16RoundsToNearestEven) {

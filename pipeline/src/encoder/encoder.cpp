@@ -95,6 +95,54 @@ Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const 
   return l;
 }
 
+namespace {
+
+kernels::Epilogue epilogue_of(Activation a) {
+  switch (a) {
+    case Activation::GeluErf: return kernels::Epilogue::GeluErf;
+    case Activation::GeluTanh: return kernels::Epilogue::GeluTanh;
+    case Activation::Relu: return kernels::Epilogue::Relu;
+  }
+  return kernels::Epilogue::None;
+}
+
+at::Tensor activate(const at::Tensor& x, Activation a) {
+  switch (a) {
+    case Activation::GeluErf: return at::gelu(x);
+    case Activation::GeluTanh: return at::gelu(x, "tanh");
+    case Activation::Relu: return at::relu(x);
+  }
+  return x;
+}
+
+}  // namespace
+
+at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
+
+at::Tensor Linear::plus(const at::Tensor& x, const at::Tensor& residual) const {
+  return fused(x, kernels::Epilogue::AddResidual, residual);
+}
+
+at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual) const {
+  if (!packed || x.requires_grad() || (residual.defined() && residual.requires_grad())) {
+    const at::Tensor y = at::linear(x, packed ? dense_weight() : weight, bias);
+    switch (e) {
+      case kernels::Epilogue::None: return y;
+      case kernels::Epilogue::GeluErf: return activate(y, Activation::GeluErf);
+      case kernels::Epilogue::GeluTanh: return activate(y, Activation::GeluTanh);
+      case kernels::Epilogue::Relu: return activate(y, Activation::Relu);
+      case kernels::Epilogue::AddResidual: return y + residual;
+    }
+  }
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
+  const at::Tensor in = x.contiguous();
+  const int64_t rows = in.size(0);
+  at::Tensor y = at::empty({packed->rows_computed(rows), packed->out_features()}, in.options());
+  if (e == kernels::Epilogue::AddResidual) y.narrow(0, 0, rows).copy_(residual);
+  packed->apply(in.data_ptr<float>(), rows, y.data_ptr<float>(), e);
+  return y.narrow(0, 0, rows);  // the leading rows: still contiguous
+}
+
 at::Tensor Linear::dense_weight() const {
   std::vector<float> w = packed->unpacked_weight();
   return at::from_blob(w.data(), {packed->out_features(), packed->in_features()}).clone();
@@ -466,7 +514,7 @@ at::Tensor BertEncoder::Impl::merge_heads(const at::Tensor& ctx) const {
 }
 
 at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
-  return L.attn_out(merged) + x;
+  return L.attn_out.plus(merged, x);
 }
 
 at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& pre) const {
@@ -476,20 +524,16 @@ at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& p
 at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) const {
   const auto& c = cfg;
   auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
-  auto inter = L.inter(c.pre_norm ? norm(y) : y);
-  at::Tensor gate;
+  const at::Tensor input = c.pre_norm ? norm(y) : y;
+  at::Tensor inter;
   if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
-    auto parts = inter.chunk(2, -1);
-    inter = parts[0];
-    gate = parts[1];
+    const auto parts = L.inter(input).chunk(2, -1);
+    inter = activate(parts[0], c.activation) * parts[1];
+  } else {
+    inter = L.inter.activated(input, c.activation);
   }
-  switch (c.activation) {
-    case Activation::GeluErf: inter = at::gelu(inter); break;
-    case Activation::GeluTanh: inter = at::gelu(inter, "tanh"); break;
-    case Activation::Relu: inter = at::relu(inter); break;
-  }
-  if (gate.defined()) inter = inter * gate;
-  return c.pre_norm ? y + L.out(inter) : norm(L.out(inter) + y);
+  const at::Tensor out = L.out.plus(inter, y);  // y + out(inter), summed in the same order either way
+  return c.pre_norm ? out : norm(out);
 }
 
 at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {

@@ -23,16 +23,12 @@ struct Linear {
   at::Tensor bias;    // [out]
   std::shared_ptr<const kernels::PackedLinear> packed;  // oneDNN, the weights packed once at load
 
-  at::Tensor operator()(const at::Tensor& x) const {  // x: [tokens, in] fp32
-    if (!packed) return at::linear(x, weight, bias);
-    // Gradients flow through dense tensors only (gradient importance, fp32): the weights unpacked.
-    if (x.requires_grad()) return at::linear(x, dense_weight(), bias);
-    TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
-    const at::Tensor in = x.contiguous();
-    at::Tensor y = at::empty({packed->rows_computed(in.size(0)), packed->out_features()}, in.options());
-    packed->apply(in.data_ptr<float>(), in.size(0), y.data_ptr<float>());
-    return y.narrow(0, 0, in.size(0));  // the leading rows: still contiguous
-  }
+  at::Tensor operator()(const at::Tensor& x) const { return fused(x, kernels::Epilogue::None); }  // x: [tokens, in]
+  at::Tensor activated(const at::Tensor& x, Activation a) const;                   // act(this(x))
+  at::Tensor plus(const at::Tensor& x, const at::Tensor& residual) const;          // this(x) + residual
+  // this(x) with the epilogue in the kernel's output pass where the weights are packed; as separate ops
+  // elsewhere (and where gradients flow: through the weights unpacked). `residual` only for AddResidual.
+  at::Tensor fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual = {}) const;
   at::Tensor dense_weight() const;
 };
 

@@ -43,18 +43,20 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// One inner-product primitive per (rows, out, in, precision, bias): the layers of a model share them (a
-// primitive holds no weights) and a run's batches reuse them.
+// One inner-product primitive per (rows, out, in, precision, bias, epilogue): the layers of a model share
+// them (a primitive holds no weights) and a run's batches reuse them.
 struct ShapeKey {
   int64_t rows, out, in;
   bool bf16, bias;
+  Epilogue epilogue;
   bool operator==(const ShapeKey& o) const {
-    return rows == o.rows && out == o.out && in == o.in && bf16 == o.bf16 && bias == o.bias;
+    return rows == o.rows && out == o.out && in == o.in && bf16 == o.bf16 && bias == o.bias && epilogue == o.epilogue;
   }
 };
 struct ShapeHash {
   std::size_t operator()(const ShapeKey& k) const {
-    return std::hash<int64_t>()(((k.rows * 1000003 + k.out) * 1000003 + k.in) * 4 + k.bf16 * 2 + k.bias);
+    return std::hash<int64_t>()((((k.rows * 1000003 + k.out) * 1000003 + k.in) * 8 + static_cast<int64_t>(k.epilogue)) * 4 +
+                                k.bf16 * 2 + k.bias);
   }
 };
 struct Shape {
@@ -62,12 +64,26 @@ struct Shape {
   dnnl::memory::desc weights, scratch;
 };
 
+// The epilogue as oneDNN post-ops, applied to each output block while it is still in registers.
+dnnl::post_ops post_ops_of(Epilogue e) {
+  dnnl::post_ops ops;
+  switch (e) {
+    case Epilogue::None: break;
+    case Epilogue::GeluErf: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f); break;
+    case Epilogue::GeluTanh: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f); break;
+    case Epilogue::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+    case Epilogue::AddResidual: ops.append_sum(1.f); break;
+  }
+  return ops;
+}
+
 dnnl::inner_product_forward::primitive_desc describe(const ShapeKey& k) {
   const dt compute = k.bf16 ? dt::bf16 : dt::f32;
   const dnnl::memory::desc src({k.rows, k.in}, compute, tag::ab), weights({k.out, k.in}, compute, tag::any),
       bias({k.out}, dt::f32, tag::a), dst({k.rows, k.out}, dt::f32, tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // each call brings its own: calls may overlap
+  attr.set_post_ops(post_ops_of(k.epilogue));
   const auto kind = dnnl::prop_kind::forward_inference;
   const auto desc = k.bias ? dnnl::inner_product_forward::desc(kind, src, weights, bias, dst)
                            : dnnl::inner_product_forward::desc(kind, src, weights, dst);
@@ -108,7 +124,7 @@ struct PackedLinear::State {
   std::mutex mutex;
   std::vector<dnnl::memory> packed;  // the weights in each layout a kernel asked for (usually one)
 
-  ShapeKey key(int64_t rows) const { return {rows, out, in, bf16, static_cast<bool>(bias)}; }
+  ShapeKey key(int64_t rows, Epilogue e = Epilogue::None) const { return {rows, out, in, bf16, static_cast<bool>(bias), e}; }
 
   // The weights in the layout `want`, packed from the first layout once.
   dnnl::memory weights_as(const dnnl::memory::desc& want) {
@@ -149,11 +165,11 @@ int64_t PackedLinear::rows_computed(int64_t rows) const {
   return s_->bf16 ? (rows + kBf16RowBlock - 1) / kBf16RowBlock * kBf16RowBlock : rows;
 }
 
-void PackedLinear::apply(const float* x, int64_t rows, float* y) const {
+void PackedLinear::apply(const float* x, int64_t rows, float* y, Epilogue epilogue) const {
   if (rows <= 0) return;
   try {
     const int64_t computed = rows_computed(rows);
-    const Shape shape = shape_of(s_->key(computed));
+    const Shape shape = shape_of(s_->key(computed, epilogue));
     const dnnl::memory weights = s_->weights_as(shape.weights);
     thread_local std::vector<uint16_t> rounded;
     thread_local std::vector<unsigned char> scratch;
@@ -164,6 +180,8 @@ void PackedLinear::apply(const float* x, int64_t rows, float* y) const {
       round_rows_to_bf16(x, rounded.data(), n);
       std::fill(rounded.begin() + static_cast<std::ptrdiff_t>(n), rounded.begin() + static_cast<std::ptrdiff_t>(padded), 0);
       src = rounded.data();
+      if (epilogue == Epilogue::AddResidual)  // the padding rows' residual: defined, and discarded
+        std::fill(y + rows * s_->out, y + computed * s_->out, 0.f);
     }
     if (scratch.size() < shape.scratch.get_size()) scratch.resize(shape.scratch.get_size());
     auto& e = cpu_engine();

@@ -10,6 +10,15 @@
 
 namespace attnscan::kernels {
 
+// What a layer does to x W^T + b in the kernel's own output pass, instead of in a pass of its own.
+enum class Epilogue : uint8_t {
+  None,
+  GeluErf,      // 0.5 v (1 + erf(v / sqrt 2))
+  GeluTanh,     // 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3)))
+  Relu,
+  AddResidual,  // y holds the residual on entry; the result is added to it
+};
+
 class PackedLinear {
  public:
   // weight: out x in, row-major; bias: out values (null: none).
@@ -23,9 +32,9 @@ class PackedLinear {
   // The rows apply() writes for `rows` input rows: bf16 computes whole blocks of 16 (the extra rows get
   // the bias); fp32 exactly `rows`.
   int64_t rows_computed(int64_t rows) const;
-  // y (rows_computed(rows) x out) = x (rows x in) W^T + b, both row-major and dense. Safe to call from
-  // several threads.
-  void apply(const float* x, int64_t rows, float* y) const;
+  // y (rows_computed(rows) x out) = epilogue(x (rows x in) W^T + b), both row-major and dense. Safe to
+  // call from several threads.
+  void apply(const float* x, int64_t rows, float* y, Epilogue epilogue = Epilogue::None) const;
   // The weights as they are computed with (bf16-rounded in bf16), out x in row-major fp32.
   std::vector<float> unpacked_weight() const;
 
