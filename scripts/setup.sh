@@ -225,11 +225,11 @@ if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
   asan="${build}-asan"
   log "building the C++ unit tests with ASan + UBSan in $asan"
   cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCAN_SANITIZE=ON -DATTNSCAN_FIXTURE_DIR="$(cd "$build" && pwd)/fixtures" >/dev/null
-  cmake --build "$asan" -j "$jobs" --target core_tests engine_tests plugin_tests store_tests run_tests \
+  cmake --build "$asan" -j "$jobs" --target core_tests engine_tests plugin_tests store_tests run_tests analysis_tests \
     tokenizer_replay readers_replay safetensors_replay config_replay sentencepiece_replay
   log "running the C++ unit tests under ASan + UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|fuzz_replay)$'
+    ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|analysis|fuzz_replay)$'
   log "fuzzing the tokenizer, the dataset readers, the safetensors header, the YAML config and the SentencePiece model reader (${FUZZ_SECONDS:-30}s each)"
   scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 fi

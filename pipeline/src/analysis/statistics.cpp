@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
+
+#include "analysis/mersenne_twister.hpp"
 
 namespace attnscan::stats {
 
@@ -94,6 +95,18 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
+// The sums of x[0, na) and x[na, na + nb), each added left to right (as std::accumulate adds) but the two
+// interleaved, so that each addition's latency hides the other's.
+std::pair<double, double> sums_in_order(const double* x, std::size_t na, std::size_t nb) {
+  const double* y = x + na;
+  double sa = 0, sb = 0;
+  const std::size_t both = std::min(na, nb);
+  for (std::size_t i = 0; i < both; ++i) sa += x[i], sb += y[i];
+  for (std::size_t i = both; i < na; ++i) sa += x[i];
+  for (std::size_t i = both; i < nb; ++i) sb += y[i];
+  return {sa, sb};
+}
+
 // Counts resamples as extreme as the data: p = (count + 1) / (resamples + 1), never 0, as a permutation
 // p-value must not be; or, stopped sequentially (Resampling), count / draws made.
 class PermutationCount {
@@ -168,7 +181,7 @@ TestResult paired_test(const std::vector<double>& a, const std::vector<double>& 
   r.ci_high = m.mean + q * se;
   r.standardized = m.mean / sd;
   if (resampling.resamples > 0) {  // sign flips: under H0 each difference is as likely positive as negative
-    std::mt19937_64 rng(resampling.seed);
+    MersenneTwister64 rng(resampling.seed);
     const double observed = std::fabs(m.mean) * (1 - 1e-12);
     PermutationCount extreme(resampling);
     for (int k = 1; k <= resampling.resamples; ++k) {
@@ -215,13 +228,12 @@ TestResult welch_test(const std::vector<double>& a_in, const std::vector<double>
   if (resampling.resamples > 0) {  // label permutations of the pooled scores
     std::vector<double> pool(a);
     pool.insert(pool.end(), b.begin(), b.end());
-    std::mt19937_64 rng(resampling.seed);
+    MersenneTwister64 rng(resampling.seed);
     const double observed = std::fabs(r.effect) * (1 - 1e-12);
     PermutationCount extreme(resampling);
     for (int k = 1; k <= resampling.resamples; ++k) {
-      for (std::size_t i = pool.size() - 1; i > 0; --i) std::swap(pool[i], pool[std::uniform_int_distribution<std::size_t>(0, i)(rng)]);
-      const double sa = std::accumulate(pool.begin(), pool.begin() + static_cast<long>(a.size()), 0.0);
-      const double sb = std::accumulate(pool.begin() + static_cast<long>(a.size()), pool.end(), 0.0);
+      rng.shuffle(pool.data(), pool.size());
+      const auto [sa, sb] = sums_in_order(pool.data(), a.size(), b.size());
       if (!extreme.add(std::fabs(sa / static_cast<double>(a.size()) - sb / static_cast<double>(b.size())) >= observed, k)) break;
     }
     extreme.finish(r);
@@ -278,12 +290,11 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p) {
 namespace {
 
 // Means of `resamples` draws with replacement from v.
-std::vector<double> resampled_means(const std::vector<double>& v, int resamples, std::mt19937_64& rng) {
-  std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
+std::vector<double> resampled_means(const std::vector<double>& v, int resamples, MersenneTwister64& rng) {
   std::vector<double> means(static_cast<std::size_t>(resamples));
   for (auto& m : means) {
     double s = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) s += v[pick(rng)];
+    for (std::size_t i = 0; i < v.size(); ++i) s += v[rng.below(v.size())];
     m = s / static_cast<double>(v.size());
   }
   return means;
@@ -305,7 +316,7 @@ std::pair<double, double> percentile_interval(std::vector<double> x) {
 std::pair<double, double> bootstrap_mean_ci(const std::vector<double>& values, int resamples, uint64_t seed) {
   const std::vector<double> v = defined(values);
   if (v.size() < 2 || resamples < 1) return {NAN, NAN};
-  std::mt19937_64 rng(seed);
+  MersenneTwister64 rng(seed);
   return percentile_interval(resampled_means(v, resamples, rng));
 }
 
@@ -313,7 +324,7 @@ std::pair<double, double> bootstrap_difference_ci(const std::vector<double>& a_i
                                                   int resamples, uint64_t seed) {
   const std::vector<double> a = defined(a_in), b = defined(b_in);
   if (a.size() < 2 || b.size() < 2 || resamples < 1) return {NAN, NAN};
-  std::mt19937_64 rng(seed);
+  MersenneTwister64 rng(seed);
   std::vector<double> ma = resampled_means(a, resamples, rng), mb = resampled_means(b, resamples, rng);
   for (std::size_t i = 0; i < ma.size(); ++i) ma[i] -= mb[i];
   return percentile_interval(ma);
