@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -474,12 +475,20 @@ bool BertEncoder::Impl::has_plain_attention(const Layer& L, const RelativePositi
   return device.is_cpu() && !cfg.disentangled.on && !rotary && !(L.local && rel.window.defined());
 }
 
+// An n x n block written at the top left of S x S: the rest of it set to 0 (padded keys and queries).
+static void zero_padding(float* block, int64_t n, int64_t S) {
+  if (n == S) return;
+  for (int64_t q = 0; q < n; ++q) std::fill(block + q * S + n, block + (q + 1) * S, 0.0f);
+  std::fill(block + n * S, block + S * S, 0.0f);
+}
+
 at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
                                               float* attention, const RelativePositions& rel, bool attention_only) const {
   const int64_t B = batch.batch, S = batch.seq_len, H = cfg.hidden_size, NH = cfg.num_heads, D = cfg.head_dim();
   const at::Tensor rows = qkv.contiguous();
   const at::Tensor bias = rel.bias.defined() ? rel.bias.contiguous() : at::Tensor();  // [heads, S, S]
-  at::Tensor merged = attention_only ? at::Tensor() : at::zeros({B * S, H}, rows.options());
+  // Rows past an example's length stay 0 (the next layer's padded rows must be finite); the heads write the rest.
+  at::Tensor merged = attention_only ? at::Tensor() : at::empty({B * S, H}, rows.options());
   kernels::Scaling scaling = kernels::Scaling::DivideScores;
   if (cfg.score_scaling == BertConfig::ScoreScaling::DivideQueries) scaling = kernels::Scaling::DivideQueries;
   if (cfg.score_scaling == BertConfig::ScoreScaling::MultiplyScores) scaling = kernels::Scaling::MultiplyScores;
@@ -504,7 +513,9 @@ at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const Token
       a.ld_probs = S;
       if (merged.defined()) a.ctx = merged.data_ptr<float>() + b * S * H + h * D, a.ld_ctx = H;
       kernels::attend_head(a, scaling);
+      zero_padding(a.probs, n, S);
     }
+    if (merged.defined() && n < S) merged.narrow(0, b * S + n, S - n).zero_();
   }
   return merged;
 }
@@ -593,6 +604,9 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
   out.seq_len = S;
   out.hidden_size = H;
   out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));
+  bool all_plain = true;  // the plain kernel writes every value, padding included; ATen's paths only the blocks
+  for (int64_t li = 0; li < c.num_layers; ++li) all_plain &= m.has_plain_attention(m.layer(li), rel);
+  if (!all_plain) std::fill(out.attention.begin(), out.attention.end(), 0.0f);
   auto attn_out = at::from_blob(out.attention.data(), {B, c.num_layers, NH, S, S});
   at::Tensor hidden_out;
   if (want_hidden) {

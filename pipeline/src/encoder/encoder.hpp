@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/device.hpp"
@@ -49,13 +50,33 @@ struct ForwardOutputs {
   bool value_norms = false;
 };
 
+// Leaves the values of a resize uninitialised (no memset of buffers the forward writes in full anyway).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 struct EncoderOutput {
   int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
   // [layer]: a query i sees the keys |i - j| <= key_window[l], or all of them (-1) (BertConfig::key_window).
   std::vector<int32_t> key_window;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
   // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
-  std::vector<float> attention;
+  std::vector<float, UninitializedAllocator<float>> attention;
   // [layer + 1][batch][seq_len][hidden] (embeddings output, then every layer); empty unless requested.
   std::vector<float> hidden_states;
   // [batch][layer][head][key]: ||f_h(x_j)||, the norm of token j's value vector transformed by head h

@@ -167,21 +167,28 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 }
 
 // Example k of a forward without the batch's padding: attention [L][H][n][n], value norms [L][H][n]
-// (empty when the forward computed none).
+// (empty when the forward computed none). An example as long as its batch has no padding: its attention is
+// read where the forward wrote it (which outlives these maps); shorter ones are copied out.
 struct UnpaddedMaps {
-  std::vector<float> attention, value_norms;
+  const float* attention = nullptr;
+  std::vector<float> copied, value_norms;
 };
 
 UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n) {
   UnpaddedMaps m;
   const std::size_t lh = static_cast<std::size_t>(out.layers * out.heads), S = static_cast<std::size_t>(out.seq_len);
-  m.attention.resize(lh * n * n);
-  float* dst = m.attention.data();
-  for (int64_t l = 0; l < out.layers; ++l)
-    for (int64_t h = 0; h < out.heads; ++h) {
-      const float* a = out.attention_at(k, l, h);
-      for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * S, a + q * S + n, dst);
-    }
+  if (n == S) {
+    m.attention = out.attention_at(k, 0, 0);
+  } else {
+    m.copied.resize(lh * n * n);
+    float* dst = m.copied.data();
+    for (int64_t l = 0; l < out.layers; ++l)
+      for (int64_t h = 0; h < out.heads; ++h) {
+        const float* a = out.attention_at(k, l, h);
+        for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * S, a + q * S + n, dst);
+      }
+    m.attention = m.copied.data();
+  }
   if (!out.value_norms.empty()) {
     m.value_norms.resize(lh * n);
     for (int64_t l = 0; l < out.layers; ++l)
@@ -214,7 +221,7 @@ struct BatchMixing {
 // Example k's [L][n][n] layer map `name` (kLayerMaps): rollout from its attention, the others computed.
 std::vector<float> stored_layer_map(const std::string& name, const UnpaddedMaps& maps, const BatchMixing& mixing,
                                     std::size_t k, int64_t layers, int64_t heads, std::size_t n) {
-  if (name == "rollout") return attention_rollout(maps.attention.data(), layers, heads, n);
+  if (name == "rollout") return attention_rollout(maps.attention, layers, heads, n);
   const float* computed = mixing.of(k).get(parse_attention_map(name));
   if (!computed) throw Error("internal: " + name + " was not computed for this batch");
   return std::vector<float>(computed, computed + static_cast<std::size_t>(layers) * n * n);
@@ -247,7 +254,7 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.heads = H;
     ex.key_window = out.key_window;
     for (std::size_t t = 0; t < enc.size(); ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
-    ex.attention = maps[k].attention.data();
+    ex.attention = maps[k].attention;
     ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();
   }
   // Only the maps a detector scores go to the detectors (to their worker processes: copied there).
