@@ -10,10 +10,11 @@ from .errors import DamagedError, FormatError
 
 FORMAT_NAME = "attnscan"
 OLDEST_FORMAT_VERSION = 1
-NEWEST_FORMAT_VERSION = 6  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike);
+NEWEST_FORMAT_VERSION = 7  # 2 = 1 + checksums; 3 = 2 with signed int64 counts and offsets (read alike);
 # 4 = 3 + tokens/char_start, tokens/char_end (older files: Token.char_start/char_end are -1);
 # 5 = 4 with scores/KEY/baseline [N, L] (older files: [N], read as the same baseline on every layer);
-# 6 = 5 + NAME_crc32 beside every text column (older files: their text read unchecked)
+# 6 = 5 + NAME_crc32 beside every text column (older files: their text read unchecked);
+# 7 = 6, where attention/values may be a virtual dataset over shard files (merge --virtual; h5py reads it)
 
 EXAMPLE_COLUMNS = ("index", "row", "id", "sentence_a", "sentence_b", "label", "has_label", "label_value",
                    "n_tokens", "truncated", "token_offset", "attention_offset")

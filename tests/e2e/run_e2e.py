@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,7 +59,7 @@ STSB_DEV = ["--set", "dataset.path=" + os.path.join(DATASETS, "stsb/sts-dev.csv"
 
 def check_recipes(path, expect_examples=None):
     with h5py.File(path, "r") as f:
-        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 6
+        assert f.attrs["format"] == "attnscan" and f.attrs["format_version"] == 7
         n_ex = len(f["examples/index"])
         if expect_examples is not None:
             assert n_ex == expect_examples, (n_ex, expect_examples)
@@ -428,6 +429,74 @@ def test_shards_and_merge():
         p = run("merge", out("bad_merge.h5"), *args_, check=False)
         assert p.returncode != 0 and message in p.stderr, (message, p.stderr)
         assert not os.path.exists(out("bad_merge.h5"))
+
+
+def test_virtual_merge_reads_as_the_copy():
+    """`merge --virtual` of 4 shards (uncompressed and lz4 attention): h5py reads every dataset and attribute
+    of the copying merge from it (but attention/checksums, which stay in the shards, and the table saying
+    where each piece of attention/values is); heads, similarity, the report and the Python package read it
+    alike; verify checks the shards behind it; the folder can move; a flipped byte in a shard and a
+    missing shard are named."""
+    model_dir()
+    need_datasets()
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan as reader
+    where = ("attention/checksums", "attention/checksums@span_values", "attention/checksums@algorithm",
+             "attention/source_begin", "attention/source_count", "attention/source_file", "attention/source_offset",
+             "attention@source_files", "attention@sources")
+    for compression in ("none", "lz4"):
+        folder = out(f"virtual_{compression}")
+        os.makedirs(folder, exist_ok=True)
+        args = [*STSB_DEV, "--set", "dataset.max_rows=600", "--set", "pipeline.block_rows=50", "--set",
+                "detectors=next_token,delimiter", "--set", "output.compression=" + compression, "--set", "output.attention_every=2"]
+        shards = [os.path.join(folder, f"shard{i}.h5") for i in range(4)]
+        for i, shard in enumerate(shards):
+            run("run", *args, "--shard", f"{i}/4", "-o", shard, "--overwrite")
+        copied, virtual = os.path.join(folder, "copied.h5"), os.path.join(folder, "virtual.h5")
+        run("merge", copied, *shards, "--overwrite")
+        started = time.perf_counter()
+        p = run("merge", "--virtual", virtual, *shards, "--overwrite")
+        seconds = time.perf_counter() - started
+        assert "virtual dataset over the shards" in p.stdout, p.stdout
+        with h5py.File(copied, "r") as x, h5py.File(virtual, "r") as y:
+            assert y["attention/values"].is_virtual and not x["attention/values"].is_virtual
+            assert list(y["attention"].attrs["source_files"]) == [f"shard{i}.h5" for i in range(4)]
+            diffs = same_content(all_content(x), all_content(y), ignore=("@config", *where))
+            values = len(y["attention/values"])
+        assert not diffs, diffs[:10]
+        for command in (["heads", "--format", "json"], ["similarity", "--format", "csv"]):
+            a = run(command[0], copied, *command[1:]).stdout
+            b = run(command[0], virtual, *command[1:]).stdout
+            assert a.replace(copied, "F") == b.replace(virtual, "F"), command
+        run("report", virtual, "-o", os.path.join(folder, "virtual.html"))
+        with reader.open(copied) as a, reader.open(virtual) as b:
+            stored = [e.index for e in a if e.has_attention]
+            assert stored and [e.index for e in b if e.has_attention] == stored
+            for i in range(0, len(a), 7):
+                if a.example(i).has_attention:
+                    assert np.array_equal(a.example(i).attention, b.example(i).attention), i
+        p = run("verify", virtual)
+        assert "OK: 600 examples" in p.stdout and "the attention in 4 shard file(s)" in p.stdout, p.stdout
+        print(f"{compression}: merge --virtual {seconds:.2f} s, {values} attention values in 4 shards")
+        moved = out(f"virtual_{compression}_moved")
+        shutil.rmtree(moved, ignore_errors=True)
+        os.rename(folder, moved)  # shards and merged file together: relative paths
+        with h5py.File(os.path.join(moved, "virtual.h5"), "r") as y, h5py.File(os.path.join(moved, "copied.h5"), "r") as x:
+            assert np.array_equal(y["attention/values"][...], x["attention/values"][...])
+        assert "OK" in run("verify", os.path.join(moved, "virtual.h5")).stdout
+        if compression == "none":
+            shard = os.path.join(moved, "shard2.h5")
+            with h5py.File(shard, "r") as f:
+                at = f["attention/values"].id.get_offset()
+            flip(shard, at + 4096)
+            p = run("verify", os.path.join(moved, "virtual.h5"), check=False)
+            assert p.returncode == 1 and f"= {shard} values 0..65536 (checksum mismatch)" in p.stdout, p.stdout
+            assert_clean_error(run("similarity", os.path.join(moved, "virtual.h5"), check=False),
+                               f"{shard} is damaged: dataset attention/values")
+        os.remove(os.path.join(moved, "shard1.h5"))
+        p = run("verify", os.path.join(moved, "virtual.h5"), check=False)
+        assert p.returncode == 1 and f"({os.path.join(moved, 'shard1.h5')} is missing)" in p.stdout, p.stdout
+        assert_clean_error(run("similarity", os.path.join(moved, "virtual.h5"), check=False), "shard1.h5, which is missing")
 
 
 def family_model(name):

@@ -313,7 +313,7 @@ def test_format_versions_offset_types_and_bad_files():
         del f["tokens/char_start"], f["tokens/char_end"]
         f.attrs["format_version"] = 3
     with h5py.File(v4, "r") as f:
-        assert f.attrs["format_version"] == 6
+        assert f.attrs["format_version"] == 7
         for c in list(UNSIGNED_BEFORE_3) + ["examples/attention_offset"]:
             assert f[c].dtype == np.int64, (c, f[c].dtype)
     for p, version in ((v2, 2), (v1, 1)):
@@ -324,7 +324,7 @@ def test_format_versions_offset_types_and_bad_files():
             if version == 1:
                 del f["attention/checksums"]
     with h5py.File(newer, "r+") as f:
-        f.attrs["format_version"] = 7
+        f.attrs["format_version"] = 8
     with h5py.File(broken, "r+") as f:
         del f["tokens/word_index"]
     with attnscan.open(v4) as ref:
@@ -346,7 +346,7 @@ def test_format_versions_offset_types_and_bad_files():
         msg = expect_error(attnscan.NotStoredError, lambda: ref.example(1).attention, v4, "example 1",
                            "no stored attention")
         print("not stored:", msg)
-    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 7", "1 to 6")
+    msg = expect_error(attnscan.FormatError, lambda: attnscan.open(newer), newer, "format_version 8", "1 to 7")
     print("newer:", msg)
     expect_error(attnscan.FormatError, lambda: attnscan.open(broken), broken, "tokens/word_index")
     expect_error(attnscan.FormatError, lambda: attnscan.open(out("absent.h5")), "absent.h5: no such file")

@@ -136,7 +136,7 @@ TEST(RunJob, ShardsMergeToTheSingleRun) {
     ASSERT_EQ(run(r), kRunOk);
   }
   std::ostringstream log;
-  merge_shards(s.dir / "merged.h5", shards, false, log);
+  merge_shards(s.dir / "merged.h5", shards, false, /*virtual_attention=*/false, log);
   expect_same_content(single, s.dir / "merged.h5");
   const h5::File a = h5::File::open_read(single), b = h5::File::open_read(s.dir / "merged.h5");
   EXPECT_EQ(a.read_rows("scores/next_token/next_token/mean", 0, 2), b.read_rows("scores/next_token/next_token/mean", 0, 2));

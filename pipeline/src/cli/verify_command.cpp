@@ -40,7 +40,11 @@ int verify_command(const std::vector<std::string>& args) {
     std::cout << file << ": OK: " << r.examples << " examples (" << r.stored_examples << " with attention, "
               << r.attention_values << " values), " << r.rejects << " rejects";
     if (r.checksums)
-      std::cout << "; checksums verified (" << r.checksum_spans << " attention span(s), Fletcher32 on every numeric dataset"
+      std::cout << "; checksums verified ("
+                << (r.attention_sources.empty() ? std::to_string(r.checksum_spans) + " attention span(s)"
+                                                : "the attention in " + std::to_string(r.attention_sources.size()) +
+                                                      " shard file(s) behind its virtual dataset, against their own")
+                << ", Fletcher32 on every numeric dataset"
                 << (r.text_checksums ? ", CRC-32 of every text row)"
                                      : "); its text columns carry no checksums (format_version " +
                                            std::to_string(r.format_version) + "): their bytes were not checked");

@@ -39,10 +39,39 @@ void write_attention_checksums(h5::File& f) {
              std::string("crc32c of the little-endian bytes of each span of span_values values"));
 }
 
+struct AttentionChecks::Source {
+  h5::File file;
+  AttentionChecks checks;
+  explicit Source(const std::filesystem::path& path) : file(h5::File::open_read(path)), checks(file) {}
+};
+
+AttentionChecks::~AttentionChecks() = default;
+
 AttentionChecks::AttentionChecks(const h5::File& f) {
   if (!f.exists(kValues)) return;
   values_ = f.length(kValues);
   value_size_ = f.value_size(kValues);
+  if (f.exists(kAttentionSourceCount)) {  // virtual: checked piece by piece against the sources' own checksums
+    present_ = true;
+    folder_ = f.path().parent_path();
+    files_ = f.attr_strings("/attention", "source_files");
+    const std::size_t n = f.length(kAttentionSourceCount);
+    const auto begin = f.read<uint64_t>(kAttentionSourceBegin, 0, n), count = f.read<uint64_t>(kAttentionSourceCount, 0, n),
+               file = f.read<uint64_t>(kAttentionSourceFile, 0, n), offset = f.read<uint64_t>(kAttentionSourceOffset, 0, n);
+    uint64_t at = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (begin.size() != n || file.size() != n || offset.size() != n || begin[k] != at || file[k] >= files_.size())
+        throw Error(f.path().string() + " is damaged: the table attention/source_* (row " + std::to_string(k) +
+                    ") does not map attention/values piece after piece onto the source_files");
+      pieces_.push_back({begin[k], count[k], file[k], offset[k]});
+      at += count[k];
+    }
+    if (at != values_)
+      throw Error(f.path().string() + " is damaged: attention/source_count maps " + std::to_string(at) + " values, attention/values holds " +
+                  std::to_string(values_));
+    sources_.resize(files_.size());
+    return;
+  }
   if (!f.exists(kAttentionChecksums)) return;
   present_ = true;
   span_ = static_cast<uint64_t>(f.attr_int("/" + std::string(kAttentionChecksums), "span_values"));
@@ -56,8 +85,54 @@ bool AttentionChecks::span_ok(std::size_t span, const uint8_t* bytes, uint64_t c
   return crc32c(bytes, static_cast<std::size_t>(count) * value_size_) == crc_[span];
 }
 
+std::vector<std::string> AttentionChecks::source_files() const {
+  std::vector<std::string> out;
+  for (const auto& name : files_) out.push_back((folder_ / name).string());
+  return out;
+}
+
+std::string AttentionChecks::why_bad(uint64_t a, uint64_t b) const {
+  if (pieces_.empty()) return " (checksum mismatch)";
+  auto p = std::upper_bound(pieces_.begin(), pieces_.end(), a, [](uint64_t v, const Piece& q) { return v < q.begin; });
+  if (p != pieces_.begin()) --p;
+  const std::filesystem::path path = folder_ / files_[static_cast<std::size_t>(p->file)];
+  if (!std::filesystem::exists(path)) return " (" + path.string() + " is missing)";
+  const uint64_t x = p->source_begin + (a - p->begin), y = x + (std::min(b, p->begin + p->count) - a);
+  return " = " + path.string() + " values " + range_text(x, y) + " (checksum mismatch)";
+}
+
+const AttentionChecks::Source& AttentionChecks::source(std::size_t file) const {
+  std::lock_guard<std::mutex> lock(sources_mutex_);
+  if (!sources_[file]) {
+    const std::filesystem::path path = folder_ / files_[file];
+    if (!std::filesystem::exists(path))
+      throw Error("attention values are in " + path.string() + ", which is missing (a virtual merge reads its shards " +
+                  "where they were, relative to the merged file: move them together)");
+    sources_[file] = std::make_unique<Source>(path);
+  }
+  return *sources_[file];
+}
+
+void AttentionChecks::read_virtual(uint64_t begin, uint64_t end, void* out) const {
+  auto p = std::upper_bound(pieces_.begin(), pieces_.end(), begin, [](uint64_t v, const Piece& q) { return v < q.begin; });
+  if (p != pieces_.begin()) --p;
+  for (; p != pieces_.end() && p->begin < end; ++p) {
+    const uint64_t a = std::max(begin, p->begin), b = std::min(end, p->begin + p->count);
+    if (a >= b) continue;
+    const Source& s = source(static_cast<std::size_t>(p->file));
+    s.checks.read(s.file, p->source_begin + (a - p->begin), p->source_begin + (b - p->begin),
+                  static_cast<uint8_t*>(out) + (a - begin) * value_size_);
+  }
+}
+
 void AttentionChecks::read(const h5::File& f, uint64_t begin, uint64_t end, void* out) const {
   if (end <= begin) return;
+  if (!files_.empty() || !pieces_.empty()) {
+    if (end > values_)
+      throw Error(f.path().string() + " is damaged: attention values " + range_text(begin, end) + " asked for, " + kValues +
+                  " holds " + std::to_string(values_));
+    return read_virtual(begin, end, out);
+  }
   if (!present_) return f.read_raw(kValues, begin, end, out);
   if (end > values_)
     throw Error(f.path().string() + " is damaged: attention values " + range_text(begin, end) + " asked for, " +
@@ -81,8 +156,48 @@ void AttentionChecks::read(const h5::File& f, uint64_t begin, uint64_t end, void
   std::memcpy(out, cache_.data() + (begin - cache_begin_) * value_size_, static_cast<std::size_t>(end - begin) * value_size_);
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> AttentionChecks::bad_virtual_spans() const {
+  std::vector<std::pair<uint64_t, uint64_t>> bad;
+  for (std::size_t file = 0; file < files_.size(); ++file) {
+    std::vector<std::pair<uint64_t, uint64_t>> in_source;  // source value ranges
+    bool whole = false;
+    try {
+      const Source& s = source(file);
+      if (s.checks.present()) {
+        in_source = s.checks.bad_spans(s.file);
+      } else {  // no checksums of its own (chunked, under Fletcher32): every piece read through HDF5's
+        std::vector<uint8_t> buf;
+        for (const auto& p : pieces_)
+          for (uint64_t at = p.source_begin; p.file == file && at < p.source_begin + p.count;) {
+            const uint64_t n = std::min(p.source_begin + p.count - at, kChecksumSpan * kSpansPerRead);
+            buf.resize(static_cast<std::size_t>(n) * value_size_);
+            try {
+              s.checks.read(s.file, at, at + n, buf.data());
+            } catch (const Error&) {
+              in_source.emplace_back(at, at + n);
+            }
+            at += n;
+          }
+      }
+    } catch (const Error&) {
+      whole = true;  // missing or unreadable: every value it holds
+    }
+    for (const auto& p : pieces_) {
+      if (p.file != file) continue;
+      if (whole) bad.emplace_back(p.begin, p.begin + p.count);
+      for (const auto& [a, b] : in_source) {
+        const uint64_t lo = std::max(a, p.source_begin), hi = std::min(b, p.source_begin + p.count);
+        if (lo < hi) bad.emplace_back(p.begin + (lo - p.source_begin), p.begin + (hi - p.source_begin));
+      }
+    }
+  }
+  std::sort(bad.begin(), bad.end());
+  return bad;
+}
+
 std::vector<std::pair<uint64_t, uint64_t>> AttentionChecks::bad_spans(const h5::File& f) const {
   std::vector<std::pair<uint64_t, uint64_t>> bad;
+  if (!files_.empty() || !pieces_.empty()) return bad_virtual_spans();
   if (!present_) return bad;
   std::vector<uint8_t> buf;
   for (uint64_t at = 0; at < values_;) {

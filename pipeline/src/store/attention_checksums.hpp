@@ -4,6 +4,8 @@
 // file is chunked with HDF5's Fletcher32 filter, which HDF5 verifies on each read; uncompressed
 // attention is one contiguous dataset (written raw, without HDF5 filters), so it carries these.
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -15,15 +17,28 @@ namespace attnscan {
 
 inline constexpr const char* kAttentionChecksums = "attention/checksums";
 inline constexpr uint64_t kChecksumSpan = 1u << 16;  // values per checksum (128 KiB in float16)
+// A virtual attention/values (merge --virtual, format_version 7): the pieces it maps, one row each, and
+// the root attribute /attention:source_files (paths relative to the file's folder).
+inline constexpr const char* kAttentionSourceBegin = "attention/source_begin";
+inline constexpr const char* kAttentionSourceCount = "attention/source_count";
+inline constexpr const char* kAttentionSourceFile = "attention/source_file";
+inline constexpr const char* kAttentionSourceOffset = "attention/source_offset";
 
 // (Re)computes attention/checksums from the attention values as they are in the file now.
 void write_attention_checksums(h5::File& f);
 
 // Reads attention values verified against their checksums. Without checksums (a file of
-// format_version 1) the values are read as they are.
+// format_version 1) the values are read as they are. A virtual attention/values is read from its source
+// files, each piece verified against the checksums of its source.
 class AttentionChecks {
  public:
   explicit AttentionChecks(const h5::File& f);
+  ~AttentionChecks();
+  // The source files of a virtual attention/values (empty otherwise), as found from this file.
+  std::vector<std::string> source_files() const;
+  // Why values [a, b) (a range bad_spans() gave) are bad: " (checksum mismatch)", and for a virtual
+  // attention/values also where they are: " = SHARD values x..y (checksum mismatch)" or "... (SHARD is missing)".
+  std::string why_bad(uint64_t a, uint64_t b) const;
   bool present() const { return present_; }
   uint64_t values() const { return values_; }
   std::size_t value_size() const { return value_size_; }
@@ -34,7 +49,19 @@ class AttentionChecks {
   std::vector<std::pair<uint64_t, uint64_t>> bad_spans(const h5::File& f) const;
 
  private:
+  struct Piece {
+    uint64_t begin, count, file, source_begin;
+  };
+  struct Source;
   bool span_ok(std::size_t span, const uint8_t* bytes, uint64_t count) const;
+  const Source& source(std::size_t file) const;  // opened on first use
+  void read_virtual(uint64_t begin, uint64_t end, void* out) const;
+  std::vector<std::pair<uint64_t, uint64_t>> bad_virtual_spans() const;
+  std::filesystem::path folder_;
+  std::vector<Piece> pieces_;  // virtual attention, by begin
+  std::vector<std::string> files_;
+  mutable std::vector<std::unique_ptr<Source>> sources_;
+  mutable std::mutex sources_mutex_;
   bool present_ = false;
   uint64_t values_ = 0, span_ = kChecksumSpan;
   std::size_t value_size_ = 1;

@@ -208,9 +208,10 @@ bool check_attention_bytes(const Checked& c, const AttentionChecks& checks) {
   if (c.report.checksums && !checks.present() && !c.f.has_checksum_filter("attention/values"))
     c.report.problems.push_back(c.where() + " is damaged: dataset " + kAttentionChecksums + " is missing");
   c.report.checksum_spans = checks.present() ? (checks.values() + kChecksumSpan - 1) / kChecksumSpan : 0;
+  c.report.attention_sources = checks.source_files();
   Findings bad(c.report, "damaged attention ranges");
   for (const auto& [a, b] : checks.bad_spans(c.f))
-    bad.add(c.where() + " is damaged: dataset attention/values, values " + range(a, b) + " (checksum mismatch)");
+    bad.add(c.where() + " is damaged: dataset attention/values, values " + range(a, b) + checks.why_bad(a, b));
   if (!checks.present()) {
     std::vector<uint8_t> buf;
     for (uint64_t a = 0; a < checks.values(); a += kPiece * 64) {

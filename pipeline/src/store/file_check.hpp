@@ -21,6 +21,7 @@ struct CheckReport {
   bool text_checksums = false;        // and checksums of its text columns (format_version >= 6)
   std::size_t examples = 0, rejects = 0, stored_examples = 0, rows_checked = 0;
   uint64_t attention_values = 0, checksum_spans = 0;
+  std::vector<std::string> attention_sources;  // a virtual attention/values: the shard files checked behind it
   bool ok() const { return problems.empty(); }
 };
 

@@ -346,6 +346,31 @@ void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t
   filled_[name] = 0;
 }
 
+void File::create_virtual_dataset(const std::string& name, hid_t type, std::size_t size,
+                                  const std::vector<VirtualPiece>& pieces) {
+  errno = 0;
+  hsize_t dims[1] = {size};
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  for (const auto& p : pieces) {
+    if (p.count == 0) continue;
+    hsize_t start[1] = {p.begin}, count[1] = {p.count}, source_start[1] = {p.source_begin};
+    hsize_t source_dims[1] = {p.source_begin + p.count};
+    Handle mine(H5Scopy(space.get()), H5Sclose);
+    Handle theirs(H5Screate_simple(1, source_dims, nullptr), H5Sclose);
+    if (H5Sselect_hyperslab(mine.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Sselect_hyperslab(theirs.get(), H5S_SELECT_SET, source_start, nullptr, count, nullptr) < 0 ||
+        H5Pset_virtual(dcpl.get(), mine.get(), p.source_file.c_str(), p.source_dataset.c_str(), theirs.get()) < 0)
+      fail("cannot map values " + std::to_string(p.begin) + ".." + std::to_string(p.begin + p.count) + " of " + name +
+           " to " + p.source_file + ":" + p.source_dataset);
+  }
+  hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
+  if (d < 0) fail("cannot create virtual dataset " + name);
+  H5Dclose(d);
+}
+
 Handle File::dataset(const std::string& name) const {
   Handle d(H5Dopen2(id(), name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d) damaged("dataset " + name + " cannot be opened (missing or its header is unreadable)");

@@ -62,6 +62,14 @@ class File {
   // With allocate_now the space is reserved at once, at a fixed byte offset (dataset_offset).
   void create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now = false);
   uint64_t dataset_offset(const std::string& name) const;
+  // A 1-D virtual dataset (HDF5 VDS) of `size` values of `type`: each piece maps values [begin, begin + count)
+  // to values [source_begin, ...) of dataset `source_dataset` in file `source_file` (a path relative to this
+  // file's folder stays relative: HDF5 looks there first, so the folder can move).
+  struct VirtualPiece {
+    uint64_t begin, count, source_begin;
+    std::string source_file, source_dataset;
+  };
+  void create_virtual_dataset(const std::string& name, hid_t type, std::size_t size, const std::vector<VirtualPiece>& pieces);
   // Extendable [rows, d1, d2, ...] float32 datasets (per-example score matrices).
   void create_rows_dataset(const std::string& name, const std::vector<uint64_t>& trailing, std::size_t chunk_rows);
   void append_rows(const std::string& name, const float* data, std::size_t rows);

@@ -50,6 +50,12 @@ struct LayoutChunk {
   ExampleColumns examples;
   TokenColumns tokens;
   std::vector<uint8_t> attention;  // raw values in the file's attention dtype
+  // Read without its attention bytes (merge --virtual): they are `count` values from `begin` of the
+  // attention of file `file` instead.
+  struct AttentionElsewhere {
+    std::string file;
+    uint64_t begin = 0, count = 0;
+  } attention_elsewhere;
   std::vector<float> value_norms;  // [tokens][model layers][model heads] when stored, else empty
   // Per stored layer map (kLayerMaps, by name): each example's [model layers][n][n], in example order.
   std::map<std::string, std::vector<float>> layer_maps;

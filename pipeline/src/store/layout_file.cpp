@@ -127,13 +127,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
                            external_attention);
   else
     f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
-  f.set_attr("/attention", "layers", params.layers);
-  f.set_attr("/attention", "heads", params.heads);
-  f.set_attr("/attention", "model_layers", params.model_layers);
-  f.set_attr("/attention", "model_heads", params.model_heads);
-  f.set_attr("/attention", "dtype", std::string(dtype_name(params.dtype)));
-  f.set_attr("/attention", "compression", std::string(compression_name(params.compression)));
-  f.set_attr("/attention", "layout", std::string("values[o:o + L*H*n*n].reshape(L, H, n, n): [layer][head][query][key]"));
+  describe_attention();
   std::vector<std::string> keys;
   for (const auto& so : params.scores) {
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
@@ -168,6 +162,60 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
     f.set_attr(std::string("/") + kDepRelation, "layout",
                std::string("rows as tokens/*: dependency relation (DEPREL as written) of the token's word; empty for template specials"));
   }
+}
+
+LayoutWriter LayoutWriter::with_virtual_attention(const std::filesystem::path& path, const LayoutParams& params) {
+  LayoutWriter w(path, params);
+  w.file_.remove("attention/values");  // made by finish_virtual_attention(), once every piece is known
+  w.virtual_attention_ = true;
+  return w;
+}
+
+void LayoutWriter::finish_virtual_attention() {
+  auto& f = file_;
+  const std::filesystem::path folder = std::filesystem::absolute(f.path()).parent_path().lexically_normal();
+  std::vector<std::string> files;  // relative to this file's folder, so the folder can move
+  std::vector<uint64_t> begin, count, file_index, source_begin;
+  std::vector<h5::File::VirtualPiece> mapping;
+  uint64_t at = 0;
+  for (const auto& p : pieces_) {
+    const std::string relative = std::filesystem::absolute(p.file).lexically_normal().lexically_proximate(folder).string();
+    auto it = std::find(files.begin(), files.end(), relative);
+    if (it == files.end()) it = files.insert(files.end(), relative);
+    begin.push_back(at);
+    count.push_back(p.count);
+    file_index.push_back(static_cast<uint64_t>(it - files.begin()));
+    source_begin.push_back(p.begin);
+    mapping.push_back({at, p.count, p.begin, relative, "attention/values"});
+    at += p.count;
+  }
+  f.create_virtual_dataset("attention/values", attention_type(params_.dtype), static_cast<std::size_t>(at), mapping);
+  f.create_dataset(kAttentionSourceBegin, H5T_STD_U64LE, 4096);
+  f.create_dataset(kAttentionSourceCount, H5T_STD_U64LE, 4096);
+  f.create_dataset(kAttentionSourceFile, H5T_STD_U64LE, 4096);
+  f.create_dataset(kAttentionSourceOffset, H5T_STD_U64LE, 4096);
+  f.append(kAttentionSourceBegin, begin);
+  f.append(kAttentionSourceCount, count);
+  f.append(kAttentionSourceFile, file_index);
+  f.append(kAttentionSourceOffset, source_begin);
+  f.set_attr("/attention", "source_files", files);
+  f.set_attr("/attention", "sources",
+             std::string("attention/values is virtual: values [source_begin[k], + source_count[k]) are values "
+                         "[source_offset[k], ...) of attention/values in source_files[source_file[k]] (relative to this "
+                         "file's folder), checked against that file's own checksums"));
+  describe_attention();
+}
+
+void LayoutWriter::describe_attention() {
+  auto& f = file_;
+  const auto& params = params_;
+  f.set_attr("/attention", "layers", params.layers);
+  f.set_attr("/attention", "heads", params.heads);
+  f.set_attr("/attention", "model_layers", params.model_layers);
+  f.set_attr("/attention", "model_heads", params.model_heads);
+  f.set_attr("/attention", "dtype", std::string(dtype_name(params.dtype)));
+  f.set_attr("/attention", "compression", std::string(compression_name(params.compression)));
+  f.set_attr("/attention", "layout", std::string("values[o:o + L*H*n*n].reshape(L, H, n, n): [layer][head][query][key]"));
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
     f.set_attr("/attention/values", "scale_factor", 1.0 / 255.0);
     f.set_attr("/attention/values", "add_offset", 0.0);
@@ -188,7 +236,18 @@ void LayoutWriter::append(const LayoutChunk& c) {
     else append_column(f, name, column);
   });
   const std::size_t vs = attention_value_size(params_.dtype);
-  f.append_raw("attention/values", c.attention.data(), c.attention.size() / vs);
+  uint64_t values = c.attention.size() / vs;
+  if (virtual_attention_) {
+    if (!c.attention.empty()) throw Error(f.path().string() + ": internal: attention bytes for a virtual attention dataset");
+    const auto& p = c.attention_elsewhere;
+    if (!pieces_.empty() && pieces_.back().file == p.file && pieces_.back().begin + pieces_.back().count == p.begin)
+      pieces_.back().count += p.count;  // the next values of the same source: one mapping
+    else if (p.count > 0)
+      pieces_.push_back(p);
+    values = c.attention_elsewhere.count;
+  } else {
+    f.append_raw("attention/values", c.attention.data(), values);
+  }
   for (const auto& so : params_.scores) {
     auto it = c.scores.find(so.key());
     if (e.size() == 0) continue;
@@ -213,7 +272,7 @@ void LayoutWriter::append(const LayoutChunk& c) {
     f.append_strings(kDepRelation, c.dep_relation);
   }
   tokens_ += c.tokens.size();
-  attention_ += c.attention.size() / vs;
+  attention_ += values;
 }
 
 LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::open_read(path)) {
@@ -287,7 +346,7 @@ uint64_t LayoutReader::attention_count(int64_t n) const {
   return static_cast<uint64_t>(params_.layers.size() * params_.heads.size()) * u * u;
 }
 
-LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const {
+LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std::size_t d, bool without_attention) const {
   const auto& f = file_;
   LayoutChunk out;
   auto& e = out.examples;
@@ -315,8 +374,12 @@ LayoutChunk LayoutReader::read(std::size_t a, std::size_t b, std::size_t c, std:
     if (v0 >= 0 && !external) {
       for (auto& o : e.attention_offset)
         if (o >= 0) o -= v0;
-      out.attention.resize(static_cast<std::size_t>(v1 - v0) * attention_value_size(params_.dtype));
-      attention_raw(static_cast<uint64_t>(v0), static_cast<uint64_t>(v1), out.attention.data());
+      if (without_attention) {
+        out.attention_elsewhere = {file_.path().string(), static_cast<uint64_t>(v0), static_cast<uint64_t>(v1 - v0)};
+      } else {
+        out.attention.resize(static_cast<std::size_t>(v1 - v0) * attention_value_size(params_.dtype));
+        attention_raw(static_cast<uint64_t>(v0), static_cast<uint64_t>(v1), out.attention.data());
+      }
     }
   }
   for (const auto& so : params_.scores)

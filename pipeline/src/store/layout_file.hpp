@@ -14,6 +14,8 @@
 namespace attnscan {
 
 inline constexpr const char* kFormatName = "attnscan";
+// 7: attention/values may be an HDF5 virtual dataset over shard files (merge --virtual): attention/source_*
+// and /attention:source_files say where each piece is (store/attention_checksums.hpp); 6 and older: never.
 // 6: every variable-length string column has NAME_crc32 beside it (h5::text_checksum_column; 5 and older:
 // none, their text read unchecked).
 // 5: scores/KEY/baseline [N, L], one baseline per layer (4 and older: [N], read as that value for every layer).
@@ -21,7 +23,7 @@ inline constexpr const char* kFormatName = "attnscan";
 // 3: examples/{n_tokens,tokens_a,tokens_b,token_offset} signed int64 (2 and 1: uint32/uint64; still read).
 // 2: every chunked dataset under Fletcher32, attention/checksums (store/attention_checksums.hpp).
 // 1: the same layout without checksums; still read.
-inline constexpr int64_t kFormatVersion = 6;
+inline constexpr int64_t kFormatVersion = 7;
 inline constexpr int64_t kFirstCharOffsetsVersion = 4;  // tokens/char_start and tokens/char_end
 // tokens/char_start or tokens/char_end: absent from files older than kFirstCharOffsetsVersion.
 bool is_char_offset_column(std::string_view name);
@@ -76,6 +78,10 @@ class LayoutWriter {
   // Reopens such a file to append its metadata; metadata already there (every column, every score
   // row, the attention checksums) is discarded first.
   static LayoutWriter reopen(const std::filesystem::path& path, const LayoutParams& params);
+  // A file whose attention/values is virtual (merge --virtual): appended chunks carry attention_elsewhere,
+  // and finish_virtual_attention() maps the values there (kAttentionSources).
+  static LayoutWriter with_virtual_attention(const std::filesystem::path& path, const LayoutParams& params);
+  void finish_virtual_attention();
   uint64_t attention_file_offset() const { return file_.dataset_offset("attention/values"); }
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
@@ -83,9 +89,12 @@ class LayoutWriter {
 
  private:
   LayoutWriter(h5::File file, const LayoutParams& params) : file_(std::move(file)), params_(params) {}
+  void describe_attention();  // the attributes of /attention and attention/values
   h5::File file_;
   LayoutParams params_;
   uint64_t tokens_ = 0, attention_ = 0;
+  bool virtual_attention_ = false;
+  std::vector<LayoutChunk::AttentionElsewhere> pieces_;  // virtual attention, in value order
 };
 
 // Parts whose attention lives in the final file carry this root attribute (= 1).
@@ -105,8 +114,9 @@ class LayoutReader {
   std::vector<float> attention_floats(uint64_t begin, uint64_t end) const;
   std::size_t examples() const { return n_examples_; }
   std::size_t rejects() const { return n_rejects_; }
-  // Examples [a, b) and rejects [c, d), offsets made relative to the chunk.
-  LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d) const;
+  // Examples [a, b) and rejects [c, d), offsets made relative to the chunk; without_attention: the
+  // attention's place instead of its bytes (attention_elsewhere).
+  LayoutChunk read(std::size_t a, std::size_t b, std::size_t c, std::size_t d, bool without_attention = false) const;
   // Attention values of one stored example (n x n per stored layer and head).
   uint64_t attention_count(int64_t n_tokens) const;
   // Where example i's map starts in each kLayerMaps dataset (files that store one).

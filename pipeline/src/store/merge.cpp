@@ -16,7 +16,8 @@ namespace attnscan {
 
 namespace fs = std::filesystem;
 
-void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool overwrite, std::ostream& log) {
+void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool overwrite, bool virtual_attention,
+                  std::ostream& log) {
   if (shards.empty()) throw Error("merge: no shard files given");
   const OutputLock lock(out, "attnscan merge");
   if (fs::exists(out) && !overwrite) throw Error(out.string() + " exists; remove it or pass --overwrite");
@@ -88,9 +89,13 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
 
   const fs::path tmp = out.string() + ".tmp";
   {
-    LayoutWriter w(tmp, LayoutReader(shards.front()).params());
-    copy_blocks(sources, w);
-    write_attention_checksums(w.file());
+    const LayoutParams params = LayoutReader(shards.front()).params();
+    LayoutWriter w = virtual_attention ? LayoutWriter::with_virtual_attention(tmp, params) : LayoutWriter(tmp, params);
+    copy_blocks(sources, w, virtual_attention);
+    if (virtual_attention)
+      w.finish_virtual_attention();
+    else
+      write_attention_checksums(w.file());
     write_score_aggregates(w.file(), LayoutReader(shards.front()).params());
     write_offset_baselines(w.file(), LayoutReader(shards.front()).params());
     write_root(w.file(), merged);
@@ -99,7 +104,8 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
   if (merged.rows_skipped > 0) write_rejects_tsv(tmp, out);
   durable_rename(tmp, out);
   log << "merged " << shards.size() << " shards into " << out.string() << ": " << merged.examples_written << " examples, "
-      << merged.rows_skipped << " skipped rows\n";
+      << merged.rows_skipped << " skipped rows"
+      << (virtual_attention ? "; its attention is a virtual dataset over the shards (keep them beside it)" : "") << "\n";
 }
 
 }  // namespace attnscan

@@ -121,7 +121,7 @@ std::filesystem::path write_rejects_tsv(const std::filesystem::path& source, con
   return path;
 }
 
-void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out) {
+void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out, bool without_attention) {
   constexpr uint64_t kMaxBytes = 64ull << 20;  // bound memory per piece
   std::unique_ptr<LayoutReader> reader;
   std::filesystem::path open_path;
@@ -139,11 +139,11 @@ void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out) {
       std::size_t j = i;
       uint64_t bytes = 0;
       while (j < s.b && (j == i || bytes < kMaxBytes)) {
-        if (offsets[j - s.a] >= 0) bytes += reader->attention_count(n_tokens[j - s.a]) * vs;
+        if (offsets[j - s.a] >= 0 && !without_attention) bytes += reader->attention_count(n_tokens[j - s.a]) * vs;
         ++j;
       }
       // Rejects travel with the first piece of the block.
-      out.append(reader->read(i, j, rejects_done ? s.d : s.c, s.d));
+      out.append(reader->read(i, j, rejects_done ? s.d : s.c, s.d, without_attention));
       rejects_done = true;
       i = j;
     }

@@ -46,7 +46,8 @@ std::filesystem::path write_rejects_tsv(const std::filesystem::path& source, con
 LayoutWriter reopen_or_rebuild(const std::filesystem::path& tmp, const LayoutParams& layout, uint64_t values,
                                uint64_t at, std::ostream& log);
 
-// Copies the sources, in the given order, into `out`, in pieces of bounded size.
-void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out);
+// Copies the sources, in the given order, into `out`, in pieces of bounded size; without_attention: their
+// attention's place only (a writer with_virtual_attention).
+void copy_blocks(const std::vector<BlockSource>& sources, LayoutWriter& out, bool without_attention = false);
 
 }  // namespace attnscan
