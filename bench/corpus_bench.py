@@ -12,7 +12,7 @@ folder (never into the repository).
 Steps, each a separate process (wall seconds and its own peak RSS from wait4):
   run       `attnscan run` (configs/paws.yaml: default model, all seven detectors, fp16 lz4) as --shards
             shards one after another, attention of every --attention-every-th pair, scores for all;
-  merge     `attnscan merge` of the shards;
+  merge     `attnscan merge` of the shards, and `merge --virtual` (the attention left in the shards);
   verify, heads, compare --by label, report, similarity: on the merged file;
   python    `attnscan.open(path).scores_frame()` of every output (the Python package, Debian's h5py).
 """
@@ -122,6 +122,10 @@ def main():
         os.remove(merged)
     rows.append(("merge", *timed([binary, "merge", merged, *shards])))
     size = os.path.getsize(merged) / 2**20
+    virtual = os.path.join(work, "virtual.h5")
+    rows.append(("merge --virtual", *timed([binary, "merge", "--virtual", "--overwrite", virtual, *shards])))
+    virtual_size = os.path.getsize(virtual) / 2**20
+    rows.append(("verify of the virtual merge (shards behind it)", *timed([binary, "verify", virtual])))
     rows.append(("verify", *timed([binary, "verify", merged])))
     rows.append(("heads", *timed([binary, "heads", merged, "--top", "3"])))
     rows.append(("compare --by label", *timed([binary, "compare", merged, "--by", "label", "--top", "3"])))
@@ -132,7 +136,7 @@ def main():
     frame = "import sys, attnscan; df = attnscan.open(sys.argv[1]).scores_frame(); print(len(df))"
     rows.append(("python scores_frame() of every output", *timed(["/usr/bin/python3", "-c", frame, merged], env=env)))
 
-    print(f"merged file {size:.0f} MiB")
+    print(f"merged file {size:.0f} MiB; virtual merge {virtual_size:.0f} MiB beside the shards")
     print(f"{'step':<42} {'wall s':>8} {'peak RSS MiB':>13}")
     for name, wall, rss in rows:
         print(f"{name:<42} {wall:8.2f} {rss:13.0f}")

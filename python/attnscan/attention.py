@@ -1,4 +1,6 @@
 """Reading one example's attention block from attention/values and decoding it to float32."""
+import os
+
 import numpy as np
 
 from .errors import FormatError, NotStoredError
@@ -21,6 +23,11 @@ class AttentionStore:
         a = self.values.attrs
         self.scale = float(a["scale_factor"]) if "scale_factor" in a else (1.0 / 255 if self.dtype == "uint8" else 1.0)
         self.offset = float(a["add_offset"]) if "add_offset" in a else 0.0
+        # `attnscan merge --virtual`: attention/values maps the shards' (paths relative to this file's
+        # folder); HDF5 would read a missing shard's values as zeros, so each is looked for first.
+        folder = os.path.dirname(os.path.abspath(path))
+        self.sources = [os.path.join(folder, str(s)) for s in g.attrs.get("source_files", [])]
+        self._sources_found = False
 
     def read(self, example, offset, n):
         """Example `example`'s attention [L, H, n, n] (stored layers x stored heads x query x key) as float32."""
@@ -33,6 +40,13 @@ class AttentionStore:
         if end > self.values.shape[0]:
             raise FormatError(f"{self.path}: example {example}'s attention ends at value {end}, past the "
                               f"{self.values.shape[0]} values of attention/values")
+        if self.sources and not self._sources_found:
+            for source in self.sources:
+                if not os.path.exists(source):
+                    raise FormatError(f"{self.path}: its attention values are in {source}, which is missing (a "
+                                      "virtual merge reads its shards where they were, relative to the merged "
+                                      "file: move them together)")
+            self._sources_found = True
         raw = self.values[offset:end]
         if self.dtype == "uint8":
             a = raw.astype(np.float32) * np.float32(self.scale)

@@ -497,6 +497,12 @@ def test_virtual_merge_reads_as_the_copy():
         p = run("verify", os.path.join(moved, "virtual.h5"), check=False)
         assert p.returncode == 1 and f"({os.path.join(moved, 'shard1.h5')} is missing)" in p.stdout, p.stdout
         assert_clean_error(run("similarity", os.path.join(moved, "virtual.h5"), check=False), "shard1.h5, which is missing")
+        with reader.open(os.path.join(moved, "virtual.h5")) as r:  # h5py alone would read zeros there
+            try:
+                next(e for e in r if e.has_attention).attention
+                raise AssertionError("a missing shard read without error")
+            except reader.FormatError as e:
+                assert "shard1.h5, which is missing" in str(e), e
 
 
 def family_model(name):
