@@ -331,18 +331,22 @@ void File::create_dataset(const std::string& name, hid_t type, std::size_t chunk
   if (H5Tis_variable_str(type) > 0) create_dataset(text_checksum_column(name), H5T_STD_U32LE, chunk);
 }
 
+void File::create_with(const std::string& name, hid_t type, hid_t space, hid_t dcpl) {
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  hid_t d = H5Dcreate2(id(), name.c_str(), type, space, lcpl.get(), dcpl, H5P_DEFAULT);
+  if (d < 0) fail("cannot create dataset " + name);
+  H5Dclose(d);
+}
+
 void File::create_fixed_dataset(const std::string& name, hid_t type, std::size_t size, bool allocate_now) {
   errno = 0;
   hsize_t dims[1] = {size};
   Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
-  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER);  // every value is written; no fill pass
   if (allocate_now) H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY);
-  hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
-  if (d < 0) fail("cannot create dataset " + name);
-  H5Dclose(d);
+  create_with(name, type, space.get(), dcpl.get());
   filled_[name] = 0;
 }
 
@@ -351,8 +355,6 @@ void File::create_virtual_dataset(const std::string& name, hid_t type, std::size
   errno = 0;
   hsize_t dims[1] = {size};
   Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
-  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
   Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   for (const auto& p : pieces) {
     if (p.count == 0) continue;
@@ -366,9 +368,7 @@ void File::create_virtual_dataset(const std::string& name, hid_t type, std::size
       fail("cannot map values " + std::to_string(p.begin) + ".." + std::to_string(p.begin + p.count) + " of " + name +
            " to " + p.source_file + ":" + p.source_dataset);
   }
-  hid_t d = H5Dcreate2(id(), name.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT);
-  if (d < 0) fail("cannot create virtual dataset " + name);
-  H5Dclose(d);
+  create_with(name, type, space.get(), dcpl.get());
 }
 
 Handle File::dataset(const std::string& name) const {

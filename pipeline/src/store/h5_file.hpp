@@ -117,6 +117,7 @@ class File {
   // A read of stored data failed: "FILE is damaged: WHAT (checksum mismatch | HDF5's reason)".
   [[noreturn]] void damaged(const std::string& what) const;
   Handle dataset(const std::string& name) const;  // open, or fail naming it
+  void create_with(const std::string& name, hid_t type, hid_t space, hid_t dcpl);  // intermediate groups too
   void write_1d(const std::string& name, hid_t memtype, const void* data, std::size_t count);
   void read_1d(const std::string& name, hid_t memtype, std::size_t begin, std::size_t end, void* out) const;
   std::filesystem::path path_;
