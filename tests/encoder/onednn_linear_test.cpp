@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -135,6 +136,37 @@ TEST(PackedLinear, EpiloguesEqualTheirFormulaOnThePlainOutput) { expect_epilogue
 TEST(PackedLinear, Bf16EpiloguesEqualTheirFormulaOnThePlainOutput) {
   if (!bf16_runs_here()) GTEST_SKIP() << compute_platform().bf16_refusal();
   expect_epilogues_match(true);
+}
+
+// One bf16 layer handing its output to the next: the kernel's rounding to bf16 is the fp32 output rounded to
+// nearest even (a different blocking may move an fp32 accumulator by an ulp: at most 1 bf16 ulp, rarely),
+// and the next layer reads those bits exactly as it reads fp32 rows it rounds itself.
+TEST(PackedLinear, Bf16HandOffIsTheRoundedFp32Output) {
+  if (!bf16_runs_here()) GTEST_SKIP() << compute_platform().bf16_refusal();
+  const int64_t in = 200, mid = 96, out = 64, rows = 37;
+  const auto w1 = random_values(static_cast<std::size_t>(mid * in), 21), b1 = random_values(static_cast<std::size_t>(mid), 22);
+  const auto w2 = random_values(static_cast<std::size_t>(out * mid), 23), b2 = random_values(static_cast<std::size_t>(out), 24);
+  const auto x = random_values(static_cast<std::size_t>(rows * in), 25);
+  const PackedLinear first(w1.data(), b1.data(), mid, in, true), second(w2.data(), b2.data(), out, mid, true);
+  const auto padded = static_cast<std::size_t>(first.rows_computed(rows));
+  std::vector<float> fp32(padded * static_cast<std::size_t>(mid));
+  first.apply(x.data(), rows, fp32.data(), Epilogue::GeluErf);
+  std::vector<uint16_t> handed(fp32.size());
+  first.apply_to_bf16(x.data(), rows, handed.data(), Epilogue::GeluErf);
+  std::size_t exact = 0, n = static_cast<std::size_t>(rows * mid);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int diff = static_cast<int>(handed[i]) - static_cast<int>(to_bf16(fp32[i]));
+    EXPECT_LE(std::abs(diff), 1) << i;
+    exact += diff == 0;
+  }
+  EXPECT_GE(exact, n * 99 / 100);
+  std::vector<float> widened(handed.size());
+  for (std::size_t i = 0; i < handed.size(); ++i) widened[i] = from_bf16(handed[i]);
+  std::vector<float> from_bits(padded * static_cast<std::size_t>(out)), from_floats(from_bits.size());
+  second.apply_from_bf16(handed.data(), rows, from_bits.data());
+  second.apply(widened.data(), rows, from_floats.data());
+  EXPECT_TRUE(std::equal(from_bits.begin(), from_bits.begin() + rows * out, from_floats.begin()));
+  std::cout << exact << " of " << n << " handed-off values equal the fp32 output rounded to bf16\n";
 }
 
 TEST(PackedLinear, Bf16RoundsToNearestEven) {

@@ -144,6 +144,24 @@ at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, const at::Ten
   return y.narrow(0, 0, rows);  // the leading rows: still contiguous
 }
 
+bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& x) {
+  return first.packed && second.packed && first.packed->bf16() && second.packed->bf16() && !x.requires_grad();
+}
+
+at::Tensor bf16_feed_forward(const Linear& inter, const Linear& out, const at::Tensor& x, Activation a,
+                             const at::Tensor& residual) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
+  const at::Tensor in = x.contiguous();
+  const int64_t rows = in.size(0), padded = inter.packed->rows_computed(rows);
+  at::Tensor hidden = at::empty({padded, inter.packed->out_features()}, in.options().dtype(at::kBFloat16));
+  auto* hidden_bits = reinterpret_cast<uint16_t*>(hidden.data_ptr());
+  inter.packed->apply_to_bf16(in.data_ptr<float>(), rows, hidden_bits, epilogue_of(a));
+  at::Tensor y = at::empty({out.packed->rows_computed(rows), out.packed->out_features()}, in.options());
+  y.narrow(0, 0, rows).copy_(residual);
+  out.packed->apply_from_bf16(hidden_bits, rows, y.data_ptr<float>(), kernels::Epilogue::AddResidual);
+  return y.narrow(0, 0, rows);
+}
+
 at::Tensor Linear::dense_weight() const {
   std::vector<float> w = packed->unpacked_weight();
   return at::from_blob(w.data(), {packed->out_features(), packed->in_features()}).clone();
@@ -536,14 +554,19 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) 
   const auto& c = cfg;
   auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
   const at::Tensor input = c.pre_norm ? norm(y) : y;
-  at::Tensor inter;
-  if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
-    const auto parts = L.inter(input).chunk(2, -1);
-    inter = activate(parts[0], c.activation) * parts[1];
+  at::Tensor out;
+  if (bf16_hand_off(L.inter, L.out, input) && !c.gated_ffn) {
+    out = bf16_feed_forward(L.inter, L.out, input, c.activation, y);
   } else {
-    inter = L.inter.activated(input, c.activation);
+    at::Tensor inter;
+    if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
+      const auto parts = L.inter(input).chunk(2, -1);
+      inter = activate(parts[0], c.activation) * parts[1];
+    } else {
+      inter = L.inter.activated(input, c.activation);
+    }
+    out = L.out.plus(inter, y);  // y + out(inter), summed in the same order either way
   }
-  const at::Tensor out = L.out.plus(inter, y);  // y + out(inter), summed in the same order either way
   return c.pre_norm ? out : norm(out);
 }
 

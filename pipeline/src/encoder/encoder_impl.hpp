@@ -33,6 +33,12 @@ struct Linear {
 };
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev);
+// In bf16 one linear layer may hand its output to the next in bf16, rounded by the kernel that writes it
+// (as the next would round it) instead of in fp32 rounded in a pass of its own.
+bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& x);
+// residual + out(act(inter(x))) so (bf16_hand_off only).
+at::Tensor bf16_feed_forward(const Linear& inter, const Linear& out, const at::Tensor& x, Activation a,
+                             const at::Tensor& residual);
 
 struct Layer {
   Linear qkv, attn_out, inter, out;

@@ -49,14 +49,16 @@ struct ShapeKey {
   int64_t rows, out, in;
   bool bf16, bias;
   Epilogue epilogue;
+  bool bf16_out = false;  // the output rounded to bf16 by the kernel (bf16 only)
   bool operator==(const ShapeKey& o) const {
-    return rows == o.rows && out == o.out && in == o.in && bf16 == o.bf16 && bias == o.bias && epilogue == o.epilogue;
+    return rows == o.rows && out == o.out && in == o.in && bf16 == o.bf16 && bias == o.bias && epilogue == o.epilogue &&
+           bf16_out == o.bf16_out;
   }
 };
 struct ShapeHash {
   std::size_t operator()(const ShapeKey& k) const {
-    return std::hash<int64_t>()((((k.rows * 1000003 + k.out) * 1000003 + k.in) * 8 + static_cast<int64_t>(k.epilogue)) * 4 +
-                                k.bf16 * 2 + k.bias);
+    return std::hash<int64_t>()((((k.rows * 1000003 + k.out) * 1000003 + k.in) * 8 + static_cast<int64_t>(k.epilogue)) * 8 +
+                                k.bf16_out * 4 + k.bf16 * 2 + k.bias);
   }
 };
 struct Shape {
@@ -80,7 +82,7 @@ dnnl::post_ops post_ops_of(Epilogue e) {
 dnnl::inner_product_forward::primitive_desc describe(const ShapeKey& k) {
   const dt compute = k.bf16 ? dt::bf16 : dt::f32;
   const dnnl::memory::desc src({k.rows, k.in}, compute, tag::ab), weights({k.out, k.in}, compute, tag::any),
-      bias({k.out}, dt::f32, tag::a), dst({k.rows, k.out}, dt::f32, tag::ab);
+      bias({k.out}, dt::f32, tag::a), dst({k.rows, k.out}, k.bf16_out ? dt::bf16 : dt::f32, tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // each call brings its own: calls may overlap
   attr.set_post_ops(post_ops_of(k.epilogue));
@@ -166,28 +168,45 @@ int64_t PackedLinear::rows_computed(int64_t rows) const {
 }
 
 void PackedLinear::apply(const float* x, int64_t rows, float* y, Epilogue epilogue) const {
+  run(x, false, rows, y, false, epilogue);
+}
+
+void PackedLinear::apply_to_bf16(const float* x, int64_t rows, uint16_t* y, Epilogue epilogue) const {
+  if (!s_->bf16) throw Error("internal: a bf16 output from an fp32 linear layer");
+  if (epilogue == Epilogue::AddResidual) throw Error("internal: the residual is added in fp32");
+  run(x, false, rows, y, true, epilogue);
+}
+
+void PackedLinear::apply_from_bf16(const uint16_t* x, int64_t rows, float* y, Epilogue epilogue) const {
+  if (!s_->bf16) throw Error("internal: a bf16 input to an fp32 linear layer");
+  run(x, true, rows, y, false, epilogue);
+}
+
+void PackedLinear::run(const void* x, bool x_bf16, int64_t rows, void* y, bool y_bf16, Epilogue epilogue) const {
   if (rows <= 0) return;
   try {
     const int64_t computed = rows_computed(rows);
-    const Shape shape = shape_of(s_->key(computed, epilogue));
+    ShapeKey key = s_->key(computed, epilogue);
+    key.bf16_out = y_bf16;
+    const Shape shape = shape_of(key);
     const dnnl::memory weights = s_->weights_as(shape.weights);
     thread_local std::vector<uint16_t> rounded;
     thread_local std::vector<unsigned char> scratch;
     const void* src = x;
-    if (s_->bf16) {
+    if (s_->bf16 && !x_bf16) {
       const auto n = static_cast<std::size_t>(rows * s_->in), padded = static_cast<std::size_t>(computed * s_->in);
       if (rounded.size() < padded) rounded.resize(padded);
-      round_rows_to_bf16(x, rounded.data(), n);
+      round_rows_to_bf16(static_cast<const float*>(x), rounded.data(), n);
       std::fill(rounded.begin() + static_cast<std::ptrdiff_t>(n), rounded.begin() + static_cast<std::ptrdiff_t>(padded), 0);
       src = rounded.data();
-      if (epilogue == Epilogue::AddResidual)  // the padding rows' residual: defined, and discarded
-        std::fill(y + rows * s_->out, y + computed * s_->out, 0.f);
     }
+    if (s_->bf16 && epilogue == Epilogue::AddResidual)  // the padding rows' residual: defined, and discarded
+      std::fill(static_cast<float*>(y) + rows * s_->out, static_cast<float*>(y) + computed * s_->out, 0.f);
     if (scratch.size() < shape.scratch.get_size()) scratch.resize(shape.scratch.get_size());
     auto& e = cpu_engine();
     const dt compute = s_->bf16 ? dt::bf16 : dt::f32;
     dnnl::memory src_m({{computed, s_->in}, compute, tag::ab}, e, const_cast<void*>(src));
-    dnnl::memory dst_m({{computed, s_->out}, dt::f32, tag::ab}, e, y);
+    dnnl::memory dst_m({{computed, s_->out}, y_bf16 ? dt::bf16 : dt::f32, tag::ab}, e, y);
     dnnl::memory scratch_m(shape.scratch, e, scratch.data());
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, weights},
                                                {DNNL_ARG_DST, dst_m}, {DNNL_ARG_SCRATCHPAD, scratch_m}};
@@ -199,6 +218,8 @@ void PackedLinear::apply(const float* x, int64_t rows, float* y, Epilogue epilog
     fail(e, "in a linear layer");
   }
 }
+
+bool PackedLinear::bf16() const { return s_->bf16; }
 
 std::vector<float> PackedLinear::unpacked_weight() const {
   std::vector<float> w(static_cast<std::size_t>(s_->out * s_->in));

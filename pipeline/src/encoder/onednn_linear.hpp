@@ -35,10 +35,17 @@ class PackedLinear {
   // y (rows_computed(rows) x out) = epilogue(x (rows x in) W^T + b), both row-major and dense. Safe to
   // call from several threads.
   void apply(const float* x, int64_t rows, float* y, Epilogue epilogue = Epilogue::None) const;
+  // bf16 layers only, for one layer feeding the next (the feed-forward's two): y (rows_computed(rows) x out,
+  // bf16 bits) rounded to nearest even by the kernel, as the next layer would round it; and x given as such
+  // (rows_computed(rows) rows).
+  void apply_to_bf16(const float* x, int64_t rows, uint16_t* y, Epilogue epilogue) const;
+  void apply_from_bf16(const uint16_t* x, int64_t rows, float* y, Epilogue epilogue = Epilogue::None) const;
+  bool bf16() const;
   // The weights as they are computed with (bf16-rounded in bf16), out x in row-major fp32.
   std::vector<float> unpacked_weight() const;
 
  private:
+  void run(const void* x, bool x_bf16, int64_t rows, void* y, bool y_bf16, Epilogue epilogue) const;
   struct State;
   std::unique_ptr<State> s_;
 };
