@@ -58,9 +58,10 @@ AttentionChecks::AttentionChecks(const h5::File& f) {
     const std::size_t n = f.length(kAttentionSourceCount);
     const auto begin = f.read<uint64_t>(kAttentionSourceBegin, 0, n), count = f.read<uint64_t>(kAttentionSourceCount, 0, n),
                file = f.read<uint64_t>(kAttentionSourceFile, 0, n), offset = f.read<uint64_t>(kAttentionSourceOffset, 0, n);
+    virtual_ = true;
     uint64_t at = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      if (begin.size() != n || file.size() != n || offset.size() != n || begin[k] != at || file[k] >= files_.size())
+      if (begin[k] != at || file[k] >= files_.size())
         throw Error(f.path().string() + " is damaged: the table attention/source_* (row " + std::to_string(k) +
                     ") does not map attention/values piece after piece onto the source_files");
       pieces_.push_back({begin[k], count[k], file[k], offset[k]});
@@ -92,11 +93,16 @@ std::vector<std::string> AttentionChecks::source_files() const {
 }
 
 std::string AttentionChecks::why_bad(uint64_t a, uint64_t b) const {
-  if (pieces_.empty()) return " (checksum mismatch)";
+  if (!virtual_ || pieces_.empty()) return " (checksum mismatch)";
   auto p = std::upper_bound(pieces_.begin(), pieces_.end(), a, [](uint64_t v, const Piece& q) { return v < q.begin; });
   if (p != pieces_.begin()) --p;
   const std::filesystem::path path = folder_ / files_[static_cast<std::size_t>(p->file)];
   if (!std::filesystem::exists(path)) return " (" + path.string() + " is missing)";
+  try {
+    source(static_cast<std::size_t>(p->file));
+  } catch (const Error& e) {
+    return " (" + std::string(e.what()) + ")";
+  }
   const uint64_t x = p->source_begin + (a - p->begin), y = x + (std::min(b, p->begin + p->count) - a);
   return " = " + path.string() + " values " + range_text(x, y) + " (checksum mismatch)";
 }
@@ -127,7 +133,7 @@ void AttentionChecks::read_virtual(uint64_t begin, uint64_t end, void* out) cons
 
 void AttentionChecks::read(const h5::File& f, uint64_t begin, uint64_t end, void* out) const {
   if (end <= begin) return;
-  if (!files_.empty() || !pieces_.empty()) {
+  if (virtual_) {
     if (end > values_)
       throw Error(f.path().string() + " is damaged: attention values " + range_text(begin, end) + " asked for, " + kValues +
                   " holds " + std::to_string(values_));
@@ -197,7 +203,7 @@ std::vector<std::pair<uint64_t, uint64_t>> AttentionChecks::bad_virtual_spans() 
 
 std::vector<std::pair<uint64_t, uint64_t>> AttentionChecks::bad_spans(const h5::File& f) const {
   std::vector<std::pair<uint64_t, uint64_t>> bad;
-  if (!files_.empty() || !pieces_.empty()) return bad_virtual_spans();
+  if (virtual_) return bad_virtual_spans();
   if (!present_) return bad;
   std::vector<uint8_t> buf;
   for (uint64_t at = 0; at < values_;) {

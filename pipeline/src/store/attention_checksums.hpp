@@ -57,6 +57,7 @@ class AttentionChecks {
   const Source& source(std::size_t file) const;  // opened on first use
   void read_virtual(uint64_t begin, uint64_t end, void* out) const;
   std::vector<std::pair<uint64_t, uint64_t>> bad_virtual_spans() const;
+  bool virtual_ = false;
   std::filesystem::path folder_;
   std::vector<Piece> pieces_;  // virtual attention, by begin
   std::vector<std::string> files_;
