@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Files of format_version 1 and 2 (counts and offsets stored unsigned: uint32/uint64), 3 (no
 tokens/char_start, char_end), 4 (one baseline per example, not per layer) and 5 (no checksums of the text
-columns) read in every reader as version 6 files do: verify, heads, compare, similarity, report, plot and
-merge give the same answers, and merge writes version 6 (offsets -1 where the input had none, the baseline
-given to every layer, the text checksummed); verify says which files' text it could not check.
+columns) and 6 (attention/values never virtual) read in every reader as version 7 files do: verify, heads,
+compare, similarity, report, plot and merge give the same answers, and merge writes version 7 (offsets -1
+where the input had none, the baseline given to every layer, the text checksummed); verify says which
+files' text it could not check.
 
 usage: old_layouts_test.py ATTNSCAN_BINARY
 Runs on data/sample_pairs.tsv and the default model (exit 77 when the model is absent).
@@ -45,7 +46,8 @@ def run(binary, *args, cwd=ROOT):
 
 
 CHAR_OFFSETS = ("tokens/char_start", "tokens/char_end")  # format_version 4 on
-NEWEST = 6
+NEWEST = 7  # 7 differs from 6 only where attention/values is virtual (merge --virtual)
+FIRST_TEXT_CHECKSUMS = 6
 
 
 def downgrade(src, dst, version):
@@ -54,7 +56,7 @@ def downgrade(src, dst, version):
         text_sums = []  # before 6: no NAME_crc32 beside the text columns
         f.visititems(lambda name, obj: text_sums.append(name) if name.endswith("_crc32") else None)
         assert len(text_sums) >= 8, text_sums
-        for name in text_sums:
+        for name in (text_sums if version < FIRST_TEXT_CHECKSUMS else ()):
             del f[name]
         for key in (f["scores"].attrs["outputs"] if version < 5 else ()):  # scores/KEY/baseline [N] (MiniLM: layers alike)
             name = f"scores/{key}/baseline"
@@ -87,7 +89,7 @@ def check(binary, model, tmp):
             assert f[name].dtype == np.int64, (name, f[name].dtype)
         assert (f["examples/attention_offset"][1::2] == -1).all()
     files = {NEWEST: newest}
-    for version in (5, 4, 3, 2, 1):
+    for version in (6, 5, 4, 3, 2, 1):
         files[version] = tmp / f"v{version}.h5"
         downgrade(newest, files[version], version)
     answers = {}
@@ -96,8 +98,9 @@ def check(binary, model, tmp):
         verify = run(binary, "verify", str(path))
         assert "rows sum to 1" in verify, verify
         if version >= 2:
-            assert ("CRC-32 of every text row" in verify) == (version == NEWEST), verify
-            assert (f"its text columns carry no checksums (format_version {version})" in verify) == (version < NEWEST), verify
+            assert ("CRC-32 of every text row" in verify) == (version >= FIRST_TEXT_CHECKSUMS), verify
+            assert (f"its text columns carry no checksums (format_version {version})" in verify) == \
+                (version < FIRST_TEXT_CHECKSUMS), verify
         a["heads"] = run(binary, "heads", str(path), "--format", "csv")
         a["compare"] = run(binary, "compare", str(newest), str(path), "--format", "csv", "--resamples", "100")
         sim = tmp / f"sim-v{version}.h5"
@@ -125,7 +128,7 @@ def check(binary, model, tmp):
                 assert f[name].dtype == np.int64 and (f[name][...] == want).all(), name
         answers[version] = a
         print(f"format_version {version}: verify, heads, compare, similarity, report, plot, merge ok")
-    for version in (5, 4, 3, 2, 1):
+    for version in (6, 5, 4, 3, 2, 1):
         for what in answers[NEWEST]:
             assert answers[version][what] == answers[NEWEST][what], \
                 f"format_version {version}: {what} differs from version {NEWEST}"
