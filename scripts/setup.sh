@@ -229,7 +229,7 @@ if [ "${ATTNSCAN_QUICK:-0}" != 1 ]; then
     tokenizer_replay readers_replay safetensors_replay config_replay sentencepiece_replay
   log "running the C++ unit tests under ASan + UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|analysis|fuzz_replay)$'
+    ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L '^(core|engine|plugins|store|run|analysis_unit|fuzz_replay)$'
   log "fuzzing the tokenizer, the dataset readers, the safetensors header, the YAML config and the SentencePiece model reader (${FUZZ_SECONDS:-30}s each)"
   scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 fi
