@@ -116,6 +116,21 @@ at::Tensor activate(const at::Tensor& x, Activation a) {
   return x;
 }
 
+// x as the dense fp32 rows a packed layer reads.
+at::Tensor packed_input(const at::Tensor& x) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
+  return x.contiguous();
+}
+
+// A packed layer's output for `rows` input rows (its padding rows included); the first rows hold
+// `residual` when one is given (Epilogue::AddResidual adds to them).
+at::Tensor packed_output(const kernels::PackedLinear& p, int64_t rows, const at::TensorOptions& options,
+                         const at::Tensor& residual) {
+  at::Tensor y = at::empty({p.rows_computed(rows), p.out_features()}, options);
+  if (residual.defined()) y.narrow(0, 0, rows).copy_(residual);
+  return y;
+}
+
 }  // namespace
 
 at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
@@ -135,11 +150,9 @@ at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, const at::Ten
       case kernels::Epilogue::AddResidual: return y + residual;
     }
   }
-  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
-  const at::Tensor in = x.contiguous();
+  const at::Tensor in = packed_input(x);
   const int64_t rows = in.size(0);
-  at::Tensor y = at::empty({packed->rows_computed(rows), packed->out_features()}, in.options());
-  if (e == kernels::Epilogue::AddResidual) y.narrow(0, 0, rows).copy_(residual);
+  at::Tensor y = packed_output(*packed, rows, in.options(), e == kernels::Epilogue::AddResidual ? residual : at::Tensor());
   packed->apply(in.data_ptr<float>(), rows, y.data_ptr<float>(), e);
   return y.narrow(0, 0, rows);  // the leading rows: still contiguous
 }
@@ -150,14 +163,12 @@ bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& 
 
 at::Tensor bf16_feed_forward(const Linear& inter, const Linear& out, const at::Tensor& x, Activation a,
                              const at::Tensor& residual) {
-  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "a linear layer takes [tokens, features] in fp32");
-  const at::Tensor in = x.contiguous();
-  const int64_t rows = in.size(0), padded = inter.packed->rows_computed(rows);
-  at::Tensor hidden = at::empty({padded, inter.packed->out_features()}, in.options().dtype(at::kBFloat16));
+  const at::Tensor in = packed_input(x);
+  const int64_t rows = in.size(0);
+  const at::Tensor hidden = packed_output(*inter.packed, rows, in.options().dtype(at::kBFloat16), at::Tensor());
   auto* hidden_bits = reinterpret_cast<uint16_t*>(hidden.data_ptr());
   inter.packed->apply_to_bf16(in.data_ptr<float>(), rows, hidden_bits, epilogue_of(a));
-  at::Tensor y = at::empty({out.packed->rows_computed(rows), out.packed->out_features()}, in.options());
-  y.narrow(0, 0, rows).copy_(residual);
+  at::Tensor y = packed_output(*out.packed, rows, in.options(), residual);
   out.packed->apply_from_bf16(hidden_bits, rows, y.data_ptr<float>(), kernels::Epilogue::AddResidual);
   return y.narrow(0, 0, rows);
 }
