@@ -161,6 +161,50 @@ TEST(Crc32c, HardwareAndTablePathsAgreeOnEveryLengthAndAlignment) {
     }
 }
 
+TEST(Crc32c, CombinedPiecesEqualTheChecksumOfTheirConcatenation) {
+  std::vector<uint8_t> bytes(300000);
+  uint32_t x = 777;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  const uint32_t whole = crc32c(bytes.data(), bytes.size());
+  for (std::size_t cut : {0, 1, 7, 8, 4096, 131072, 299999, 300000}) {
+    const uint32_t a = crc32c(bytes.data(), cut), b = crc32c(bytes.data() + cut, bytes.size() - cut);
+    EXPECT_EQ(crc32c_combine(a, b, bytes.size() - cut), whole) << cut;
+  }
+  EXPECT_EQ(crc32c_combine(crc32c("1234", 4), crc32c("56789", 5), 5), 0xE3069283u);
+  EXPECT_EQ(crc32c_combine(0xE3069283u, 0, 0), 0xE3069283u);  // an empty piece changes nothing
+}
+
+TEST(SpanChecksums, PiecesAddedInAnyOrderGiveEachSpansChecksum) {
+  constexpr std::size_t vs = 2;
+  const uint64_t values = 3 * kChecksumSpan + 1000;  // three whole spans and a short last one
+  std::vector<uint8_t> bytes(values * vs);
+  uint32_t x = 99;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  const auto expected = [&](uint64_t s) {
+    const uint64_t a = s * kChecksumSpan, b = std::min(values, a + kChecksumSpan);
+    return crc32c(bytes.data() + a * vs, (b - a) * vs);
+  };
+  // Blocks cut anywhere, committed out of order; the block [cuts[3], cuts[4]) is missing.
+  const std::vector<uint64_t> cuts = {0, 5, kChecksumSpan + 17, kChecksumSpan + 40000, 2 * kChecksumSpan + 3, values};
+  SpanChecksums known;
+  for (std::size_t k : {4, 0, 2, 1}) {
+    const uint64_t a = cuts[k], n = cuts[k + 1] - a;
+    EXPECT_EQ(known.add(a, bytes.data() + a * vs, n, vs), crc32c(bytes.data() + a * vs, n * vs)) << k;
+  }
+  uint32_t crc = 0;
+  EXPECT_TRUE(known.span(0, values, vs, crc));
+  EXPECT_EQ(crc, expected(0));
+  EXPECT_FALSE(known.span(1, values, vs, crc));  // part of it was never added
+  EXPECT_FALSE(known.span(2, values, vs, crc));
+  EXPECT_TRUE(known.span(3, values, vs, crc));
+  EXPECT_EQ(crc, expected(3));
+  known.add(cuts[3], bytes.data() + cuts[3] * vs, cuts[4] - cuts[3], vs);
+  for (uint64_t s = 0; s < 4; ++s) {
+    ASSERT_TRUE(known.span(s, values, vs, crc)) << s;
+    EXPECT_EQ(crc, expected(s)) << s;
+  }
+}
+
 TEST(HalfFloat, EveryValueConvertsAsHdf5ConvertsIt) {
   std::vector<uint16_t> all(65536);
   for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<uint16_t>(h);
@@ -195,6 +239,35 @@ TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {
   const CheckReport bad = check_layout_file(path);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..192 (checksum mismatch)"), std::string::npos)
+      << bad.problems.front();
+}
+
+// Attention written raw into OUT.h5.tmp (the run's direct path) is checksummed as each block's commit
+// reads it back: bytes that change after the commit are not blessed by the finished file's checksums.
+TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
+  const fs::path path = test::scratch_dir("integrity_after_commit") / "out.h5";
+  std::ostringstream log;
+  {
+    OutputSession s(path, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    AttentionPlan plan;
+    plan.block_start = {{0, 0}, {1, 2 * kValuesPerExample}};
+    plan.total_values = 4 * kValuesPerExample;
+    s.plan_attention(plan, log);
+    for (uint64_t b = 0; b < 2; ++b) {
+      std::vector<float> v(2 * kValuesPerExample, b ? 0.125f : 0.25f);
+      s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+      s.commit(b, 2, block(b, false));
+    }
+    const std::vector<float> block1(16, 0.125f);
+    const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
+    ASSERT_GE(at, 0);
+    flip(path.string() + ".tmp", at + 4, 2);  // block 1's first value, after its commit
+    s.finish(4, log);
+  }
+  const CheckReport bad = check_layout_file(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..128 (checksum mismatch)"), std::string::npos)
       << bad.problems.front();
 }
 

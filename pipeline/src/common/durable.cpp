@@ -40,4 +40,16 @@ void write_all_at(int fd, const uint8_t* data, std::size_t n, uint64_t offset, c
   }
 }
 
+bool read_all_at(int fd, uint8_t* data, std::size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, data, n, static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    data += r;
+    n -= static_cast<std::size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+  return true;
+}
+
 }  // namespace attnscan

@@ -17,20 +17,64 @@ std::string range_text(uint64_t a, uint64_t b) { return std::to_string(a) + ".."
 
 }  // namespace
 
-void write_attention_checksums(h5::File& f) {
+uint32_t SpanChecksums::add(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size) {
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  uint32_t all = 0;
+  for (uint64_t at = first, end = first + count; at < end;) {
+    const uint64_t s = at / kChecksumSpan, n = std::min(end, (s + 1) * kChecksumSpan) - at;
+    const std::size_t piece_bytes = static_cast<std::size_t>(n) * value_size;
+    const uint32_t crc = crc32c(p + (at - first) * value_size, piece_bytes);
+    if (n == kChecksumSpan) {
+      if (whole_.size() <= s) {
+        whole_.resize(static_cast<std::size_t>(s) + 1);
+        have_whole_.resize(static_cast<std::size_t>(s) + 1);
+      }
+      whole_[s] = crc;
+      have_whole_[s] = true;
+    } else {
+      pieces_[at] = {n, crc};
+    }
+    all = crc32c_combine(all, crc, piece_bytes);
+    at += n;
+  }
+  return all;
+}
+
+bool SpanChecksums::span(uint64_t span, uint64_t values, std::size_t value_size, uint32_t& crc) const {
+  const uint64_t a = span * kChecksumSpan, b = std::min(values, a + kChecksumSpan);
+  if (b - a == kChecksumSpan && span < whole_.size() && have_whole_[span]) {
+    crc = whole_[span];
+    return true;
+  }
+  crc = 0;
+  uint64_t at = a;  // pieces that tile [a, b) one after another
+  for (auto it = pieces_.find(a); it != pieces_.end() && it->first == at && at < b; ++it) {
+    crc = crc32c_combine(crc, it->second.crc, it->second.count * value_size);
+    at += it->second.count;
+  }
+  return at == b;
+}
+
+void write_attention_checksums(h5::File& f, const SpanChecksums& known) {
   if (f.exists(kAttentionChecksums)) f.remove(kAttentionChecksums);
   const uint64_t values = f.length(kValues);
   const std::size_t vs = f.value_size(kValues);
-  std::vector<uint32_t> crc;
-  crc.reserve(static_cast<std::size_t>((values + kChecksumSpan - 1) / kChecksumSpan));
+  std::vector<uint32_t> crc(static_cast<std::size_t>((values + kChecksumSpan - 1) / kChecksumSpan));
   std::vector<uint8_t> buf;
-  for (uint64_t at = 0; at < values;) {
-    const uint64_t n = std::min(values - at, kChecksumSpan * kSpansPerRead);
+  for (std::size_t s = 0; s < crc.size();) {
+    if (known.span(s, values, vs, crc[s])) {
+      ++s;
+      continue;
+    }
+    std::size_t e = s + 1;  // the spans not known from here on, read together
+    for (uint32_t unused = 0; e < crc.size() && e - s < kSpansPerRead && !known.span(e, values, vs, unused);) ++e;
+    const uint64_t at = s * kChecksumSpan, n = std::min(values, e * kChecksumSpan) - at;
     buf.resize(static_cast<std::size_t>(n) * vs);
     f.read_raw(kValues, at, at + n, buf.data());
-    for (uint64_t s = 0; s < n; s += kChecksumSpan)
-      crc.push_back(crc32c(buf.data() + s * vs, static_cast<std::size_t>(std::min(kChecksumSpan, n - s)) * vs));
-    at += n;
+    for (; s < e; ++s) {
+      const uint64_t a = s * kChecksumSpan - at, m = std::min(kChecksumSpan, n - a);
+      crc[s] = crc32c(buf.data() + a * vs, static_cast<std::size_t>(m) * vs);
+    }
   }
   f.create_dataset(kAttentionChecksums, H5T_STD_U32LE, 4096);
   f.append(kAttentionChecksums, crc);

@@ -5,6 +5,7 @@
 // attention is one contiguous dataset (written raw, without HDF5 filters), so it carries these.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,8 +25,30 @@ inline constexpr const char* kAttentionSourceCount = "attention/source_count";
 inline constexpr const char* kAttentionSourceFile = "attention/source_file";
 inline constexpr const char* kAttentionSourceOffset = "attention/source_offset";
 
-// (Re)computes attention/checksums from the attention values as they are in the file now.
-void write_attention_checksums(h5::File& f);
+// The checksums of attention spans, assembled from the bytes where they pass anyway (a run's blocks as
+// their commit reads them back, a writer's appends), in any order, so that finishing a file needs no
+// pass of its own over its attention. Pieces cut at span boundaries; adding the same values again
+// (a block redone) replaces what they gave.
+class SpanChecksums {
+ public:
+  // Values [first, first + count) as stored, value_size bytes each; returns their CRC-32C.
+  uint32_t add(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size);
+  // The checksum of span `span` of a dataset of `values` values, when what was added covers it exactly.
+  bool span(uint64_t span, uint64_t values, std::size_t value_size, uint32_t& crc) const;
+
+ private:
+  struct Piece {
+    uint64_t count;
+    uint32_t crc;
+  };
+  std::vector<uint32_t> whole_;       // by span, where have_whole_
+  std::vector<bool> have_whole_;
+  std::map<uint64_t, Piece> pieces_;  // parts of spans, by first value
+};
+
+// (Re)computes attention/checksums of the attention values as they are in the file now; the spans
+// `known` covers are taken from it, the others read.
+void write_attention_checksums(h5::File& f, const SpanChecksums& known = {});
 
 // Reads attention values verified against their checksums. Without checksums (a file of
 // format_version 1) the values are read as they are. A virtual attention/values is read from its source

@@ -46,7 +46,37 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::s
 }
 #endif
 
+// Polynomials over GF(2) modulo the Castagnoli polynomial, in the reflected order of the checksum
+// (bit 31 is x^0): the product a * b.
+uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (uint32_t term = 1u << 31; term != 0; term >>= 1) {  // b is b * x^k at term x^k
+    if (a & term) product ^= b;
+    b = (b & 1) ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+  }
+  return product;
+}
+
+// x^n modulo the polynomial, by squaring: x^(2^k) for k = 0..63 precomputed.
+uint32_t x_to_the(uint64_t n) {
+  static const std::array<uint32_t, 64> x_2k = [] {
+    std::array<uint32_t, 64> s{};
+    s[0] = 1u << 30;  // x^1
+    for (std::size_t k = 1; k < s.size(); ++k) s[k] = multiply_mod_p(s[k - 1], s[k - 1]);
+    return s;
+  }();
+  uint32_t power = 1u << 31;  // x^0
+  for (std::size_t k = 0; n != 0; ++k, n >>= 1)
+    if (n & 1) power = multiply_mod_p(x_2k[k], power);
+  return power;
+}
+
 }  // namespace
+
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t bytes_b) {
+  // The pre- and post-inversions of both checksums cancel: A's remainder moves on by 8 * |B| bits.
+  return multiply_mod_p(x_to_the(8 * bytes_b), crc_a) ^ crc_b;
+}
 
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
 #if defined(__x86_64__)

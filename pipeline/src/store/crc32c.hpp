@@ -12,5 +12,8 @@ namespace attnscan {
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc = 0);
 // The same by table lookups on any CPU (what crc32c() falls back to; tests compare the two).
 uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc = 0);
+// The CRC-32C of bytes A followed by bytes B, from crc32c(A), crc32c(B) and B's length alone:
+// pieces checksummed apart (blocks of a run, in any order) give the checksum of their concatenation.
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t bytes_b);
 
 }  // namespace attnscan

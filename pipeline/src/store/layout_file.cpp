@@ -246,6 +246,7 @@ void LayoutWriter::append(const LayoutChunk& c) {
       pieces_.push_back(p);
     values = c.attention_elsewhere.count;
   } else {
+    appended_attention_.add(attention_, c.attention.data(), values, vs);
     f.append_raw("attention/values", c.attention.data(), values);
   }
   for (const auto& so : params_.scores) {

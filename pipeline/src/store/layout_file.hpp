@@ -85,6 +85,8 @@ class LayoutWriter {
   uint64_t attention_file_offset() const { return file_.dataset_offset("attention/values"); }
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
+  // The checksums of the attention bytes appended so far (for write_attention_checksums).
+  const SpanChecksums& appended_attention() const { return appended_attention_; }
   h5::File& file() { return file_; }
 
  private:
@@ -95,6 +97,7 @@ class LayoutWriter {
   uint64_t tokens_ = 0, attention_ = 0;
   bool virtual_attention_ = false;
   std::vector<LayoutChunk::AttentionElsewhere> pieces_;  // virtual attention, in value order
+  SpanChecksums appended_attention_;
 };
 
 // Parts whose attention lives in the final file carry this root attribute (= 1).

@@ -95,7 +95,7 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
     if (virtual_attention)
       w.finish_virtual_attention();
     else
-      write_attention_checksums(w.file());
+      write_attention_checksums(w.file(), w.appended_attention());
     write_score_aggregates(w.file(), LayoutReader(shards.front()).params());
     write_offset_baselines(w.file(), LayoutReader(shards.front()).params());
     write_root(w.file(), merged);

@@ -102,17 +102,17 @@ void OutputSession::keep_verified_blocks(std::ostream& log) {
   }
 }
 
-bool OutputSession::tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) const {
+bool OutputSession::tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) {
   const std::size_t vs = attention_value_size(layout_.dtype);
-  std::vector<uint8_t> buf(static_cast<std::size_t>(std::min<uint64_t>(count * vs, 16u << 20)));
+  constexpr uint64_t kSpansPerRead = 128;  // reads end on span boundaries, so most spans come whole
+  std::vector<uint8_t> buf(static_cast<std::size_t>(std::min(count, kChecksumSpan * kSpansPerRead) * vs));
   crc = 0;
-  for (uint64_t done = 0, bytes = count * vs; done < bytes;) {
-    const ssize_t r = ::pread(fd_.get(), buf.data(), std::min<uint64_t>(buf.size(), bytes - done),
-                              static_cast<off_t>(attention_at_ + first * vs + done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;  // the file ends before the block's attention: truncated
-    crc = crc32c(buf.data(), static_cast<std::size_t>(r), crc);
-    done += static_cast<uint64_t>(r);
+  for (uint64_t at = first, end = first + count; at < end;) {
+    const uint64_t n = std::min(end, (at / kChecksumSpan + kSpansPerRead) * kChecksumSpan) - at;
+    if (!read_all_at(fd_.get(), buf.data(), static_cast<std::size_t>(n * vs), attention_at_ + at * vs))
+      return false;  // the file ends before the block's attention: truncated
+    crc = crc32c_combine(crc, read_back_.add(at, buf.data(), n, vs), n * vs);
+    at += n;
   }
   return true;
 }
@@ -300,7 +300,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
       writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
     }
     copy_blocks(sources, *writer);
-    write_attention_checksums(writer->file());
+    write_attention_checksums(writer->file(), direct_ ? read_back_ : writer->appended_attention());
     write_score_aggregates(writer->file(), layout_);
     write_offset_baselines(writer->file(), layout_);
     write_root(writer->file(), root);

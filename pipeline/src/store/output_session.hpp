@@ -75,8 +75,9 @@ class OutputSession {
   void redo(uint64_t block, const std::string& why, std::ostream& log);
   void keep_verified_blocks(std::ostream& log);       // block parts
   void keep_verified_attention(std::ostream& log);    // their attention in a kept OUT.h5.tmp
-  // CRC-32C of values [first, first + count) of the attention in OUT.h5.tmp; false if short.
-  bool tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) const;
+  // CRC-32C of values [first, first + count) of the attention in OUT.h5.tmp; false if short. What it
+  // reads gives read_back_ its spans.
+  bool tmp_crc(uint64_t first, uint64_t count, uint32_t& crc);
 
   std::filesystem::path out_;
   OutputLock lock_;
@@ -89,6 +90,7 @@ class OutputSession {
   UniqueFd fd_;                // OUT.h5.tmp, while direct
   std::mutex spill_mutex_;
   std::map<uint64_t, UniqueFd> spills_;  // block -> open spill file
+  SpanChecksums read_back_;  // the attention in OUT.h5.tmp as the commits (and a resume's checks) read it
 };
 
 }  // namespace attnscan
