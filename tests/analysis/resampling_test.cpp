@@ -53,6 +53,26 @@ TEST(MersenneTwister64, ShuffleIsFisherYatesWithUniformIntDistribution) {
   EXPECT_EQ(got_rng(), want_rng());  // the same number of words drawn
 }
 
+TEST(MersenneTwister64, ShuffleAndSumShufflesAlikeAndSumsEachSideInReverse) {
+  for (std::size_t n : {1, 2, 313, 5000})
+    for (std::size_t split : {std::size_t{0}, std::size_t{1}, n / 3, n}) {
+      MersenneTwister64 plain(11), summing(11);
+      std::vector<double> want(n), got(n);
+      for (std::size_t i = 0; i < n; ++i) want[i] = got[i] = std::sin(static_cast<double>(i)) * 1e3 + 1 / (i + 1.0);
+      for (int round = 0; round < 3; ++round) {
+        plain.shuffle(want.data(), n);
+        double below = NAN, above = NAN;
+        summing.shuffle_and_sum(got.data(), n, split, below, above);
+        ASSERT_EQ(got, want) << n << " " << split;
+        double want_below = 0, want_above = 0;
+        for (std::size_t i = n; i-- > 0;) (i < split ? want_below : want_above) += want[i];
+        EXPECT_EQ(below, want_below) << n << " " << split;
+        EXPECT_EQ(above, want_above) << n << " " << split;
+      }
+      EXPECT_EQ(plain(), summing());
+    }
+}
+
 // The label permutation p-value exactly as compare computed it before (std's generator and draws).
 double welch_permutation_p_with_std(std::vector<double> a, std::vector<double> b, int resamples, uint64_t seed) {
   const double effect = std::accumulate(a.begin(), a.end(), 0.0) / static_cast<double>(a.size()) -

@@ -10,7 +10,7 @@ constexpr uint64_t kMatrix = 0xb5026f5aa96619e9ULL, kUpper = ~uint64_t{0} << 31,
 
 inline uint64_t twisted(uint64_t first, uint64_t second, uint64_t far) {
   const uint64_t y = (first & kUpper) | (second & kLower);
-  return far ^ (y >> 1) ^ ((y & 1) * kMatrix);
+  return far ^ (y >> 1) ^ ((0 - (y & 1)) & kMatrix);  // a mask, not a multiply: AVX-512F has no 64-bit one
 }
 
 // Each loop reads words at least 156 apart from the ones it writes (or ahead of them), so it vectorises.
