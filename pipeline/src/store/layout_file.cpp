@@ -222,6 +222,12 @@ void LayoutWriter::describe_attention() {
   }
 }
 
+void LayoutWriter::append_attention(const uint8_t* bytes, uint64_t values) {
+  appended_attention_.add(attention_, bytes, values, attention_value_size(params_.dtype));
+  file_.append_raw("attention/values", bytes, values);
+  attention_ += values;
+}
+
 void LayoutWriter::append(const LayoutChunk& c) {
   auto& f = file_;
   const auto& e = c.examples;
@@ -236,7 +242,6 @@ void LayoutWriter::append(const LayoutChunk& c) {
     else append_column(f, name, column);
   });
   const std::size_t vs = attention_value_size(params_.dtype);
-  uint64_t values = c.attention.size() / vs;
   if (virtual_attention_) {
     if (!c.attention.empty()) throw Error(f.path().string() + ": internal: attention bytes for a virtual attention dataset");
     const auto& p = c.attention_elsewhere;
@@ -244,10 +249,9 @@ void LayoutWriter::append(const LayoutChunk& c) {
       pieces_.back().count += p.count;  // the next values of the same source: one mapping
     else if (p.count > 0)
       pieces_.push_back(p);
-    values = c.attention_elsewhere.count;
+    attention_ += p.count;
   } else {
-    appended_attention_.add(attention_, c.attention.data(), values, vs);
-    f.append_raw("attention/values", c.attention.data(), values);
+    append_attention(c.attention.data(), c.attention.size() / vs);
   }
   for (const auto& so : params_.scores) {
     auto it = c.scores.find(so.key());
@@ -273,7 +277,6 @@ void LayoutWriter::append(const LayoutChunk& c) {
     f.append_strings(kDepRelation, c.dep_relation);
   }
   tokens_ += c.tokens.size();
-  attention_ += values;
 }
 
 LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::open_read(path)) {

@@ -85,6 +85,9 @@ class LayoutWriter {
   uint64_t attention_file_offset() const { return file_.dataset_offset("attention/values"); }
   // Appends a chunk whose offsets are relative to its own first token / attention value.
   void append(const LayoutChunk& chunk);
+  // Appends attention values (storage dtype bytes) after those appended so far: the values of the
+  // chunk appended last, when they come in pieces rather than in its `attention`.
+  void append_attention(const uint8_t* bytes, uint64_t values);
   // The checksums of the attention bytes appended so far (for write_attention_checksums).
   const SpanChecksums& appended_attention() const { return appended_attention_; }
   h5::File& file() { return file_; }

@@ -154,7 +154,13 @@ void OutputSession::check_free_space(uint64_t bytes) const {
 void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
   plan_ = std::move(plan);
   direct_ = plan_.total_values > 0;  // scores only, or no pair stored: nothing to write raw
-  if (!direct_) return;
+  next_block_ = static_cast<uint64_t>(root_.shard_index);
+  if (!direct_) {
+    // Spilled attention is compressed (chunked): OUT.h5.tmp can take the blocks as they commit. Uncompressed
+    // spills (no plan) need the total first, so finish() assembles them.
+    if (committed_.empty() && layout_.compression != Compression::None) assembled_ = std::make_unique<LayoutWriter>(tmp(), layout_);
+    return;
+  }
   const fs::path note = parts() / "attention.txt";  // "total offset" of the OUT.h5.tmp in use
   uint64_t noted_total = 0;
   bool reuse = false;
@@ -167,11 +173,9 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
     if (!committed_.empty()) log << "note: " << tmp().string() << " missing or stale: redoing all blocks\n";
     for (uint64_t b : committed_) fs::remove(parts() / block_name(b));
     committed_.clear();
-    {
-      LayoutWriter w(tmp(), layout_, static_cast<int64_t>(plan_.total_values), /*external_attention=*/true);
-      attention_at_ = w.attention_file_offset();
-      w.file().flush();
-    }
+    assembled_ = std::make_unique<LayoutWriter>(tmp(), layout_, static_cast<int64_t>(plan_.total_values), /*external_attention=*/true);
+    attention_at_ = assembled_->attention_file_offset();
+    assembled_->file().flush();
     fsync_path(tmp());
     {
       std::ofstream o(note.string() + ".tmp");
@@ -233,17 +237,23 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
       spills_.erase(it);
     }
   }
+  // The block goes into OUT.h5.tmp too while blocks commit in order from a fresh start (finish() then
+  // has nothing to copy); one out of order ends that, and finish() copies every part.
+  const bool assemble = assembled_ && block == next_block_;
+  if (!assemble) assembled_.reset();
   const fs::path final_path = parts() / block_name(block), part_tmp = fs::path(final_path.string() + ".tmp");
   {
     LayoutWriter w(part_tmp, layout_);
     w.append(chunk);
+    if (assemble) assembled_->append(chunk);
     if (spill) {  // the block's attention, in pieces of bounded size
       std::vector<uint8_t> buf(16u << 20);
       for (off_t at = 0;;) {
         const ssize_t r = ::pread(spill.get(), buf.data(), buf.size(), at);
         if (r < 0) throw Error(spill_path(block).string() + ": read failed");
         if (r == 0) break;
-        w.file().append_raw("attention/values", buf.data(), static_cast<std::size_t>(r) / vs);
+        w.append_attention(buf.data(), static_cast<uint64_t>(r) / vs);
+        if (assemble) assembled_->append_attention(buf.data(), static_cast<uint64_t>(r) / vs);
         at += r;
       }
       spill.reset();
@@ -264,6 +274,7 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
   }
   durable_rename(part_tmp, final_path);
   committed_.insert(block);
+  if (assemble) next_block_ += static_cast<uint64_t>(root_.shard_count);
 }
 
 void OutputSession::drop_in_flight() {
@@ -293,13 +304,17 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
   done.attention_values = direct_ ? plan_.total_values : static_cast<uint64_t>(attention_total);
   try {
     std::unique_ptr<LayoutWriter> writer;
-    if (direct_) {
-      fd_.reset();
-      writer = std::make_unique<LayoutWriter>(reopen_or_rebuild(tmp(), layout_, plan_.total_values, attention_at_, log));
+    fd_.reset();
+    if (assembled_ && next_block_ >= blocks_total) {  // every block went in as it committed
+      writer = std::move(assembled_);
     } else {
-      writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
+      assembled_.reset();
+      if (direct_)
+        writer = std::make_unique<LayoutWriter>(reopen_or_rebuild(tmp(), layout_, plan_.total_values, attention_at_, log));
+      else
+        writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
+      copy_blocks(sources, *writer);
     }
-    copy_blocks(sources, *writer);
     write_attention_checksums(writer->file(), direct_ ? read_back_ : writer->appended_attention());
     write_score_aggregates(writer->file(), layout_);
     write_offset_baselines(writer->file(), layout_);
@@ -319,9 +334,11 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
 
 std::string OutputSession::failure_note() {
   drop_in_flight();
+  assembled_.reset();
+  std::error_code ec;
+  if (!direct_) fs::remove(tmp(), ec);  // only the blocks assembled so far: finish() makes it anew
   if (committed_.empty()) {  // nothing worth keeping
     fd_.reset();
-    std::error_code ec;
     fs::remove_all(parts(), ec);
     fs::remove(tmp(), ec);
     return "nothing was committed; no partial output is left behind.";

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <set>
@@ -90,6 +91,9 @@ class OutputSession {
   UniqueFd fd_;                // OUT.h5.tmp, while direct
   std::mutex spill_mutex_;
   std::map<uint64_t, UniqueFd> spills_;  // block -> open spill file
+  // OUT.h5.tmp, taking each block at its commit while they come in order (block next_block_ next).
+  std::unique_ptr<LayoutWriter> assembled_;
+  uint64_t next_block_ = 0;
   SpanChecksums read_back_;  // the attention in OUT.h5.tmp as the commits (and a resume's checks) read it
 };
 
