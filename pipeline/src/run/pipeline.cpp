@@ -331,6 +331,7 @@ void importance_batch(const BertEncoder& encoder, const ImportanceSettings& s, c
 AttentionPlan plan_attention(PairReader& reader, const Tokenizer& tokenizer, const PipelineSettings& s) {
   BlockReader blocks(reader, s, nullptr);
   AttentionPlan plan;
+  plan.exact = true;
   run_blocks(
       s.inflight,
       [&](tbb::flow_control& fc) -> std::shared_ptr<BlockWork> {

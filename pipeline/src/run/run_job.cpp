@@ -235,8 +235,13 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     const AddressSpaceWatch watch(progress.batches, memory_advice + "; committed blocks in " + output.parts().string() +
                                                         " are kept: rerun the same command to resume", log);
     // Uncompressed attention is sized by a tokenizing pre-pass and written once, into its final place.
-    if (layout.compression == Compression::None && cfg.attention_every > 0)
+    if (layout.compression == Compression::None && cfg.attention_every > 0) {
       output.plan_attention(plan_attention(*open_dataset(cfg.dataset), tokenizer, ps), log);
+    } else {  // compressed attention spills per block; a scores-only run stores none
+      AttentionPlan spilled;
+      spilled.exact = cfg.attention_every == 0;
+      output.plan_attention(spilled, log);
+    }
     auto reader = open_dataset(cfg.dataset);
     auto sink = [&](uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes) {
       output.write_attention(block, offset, data, bytes);

@@ -156,9 +156,10 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
   direct_ = plan_.total_values > 0;  // scores only, or no pair stored: nothing to write raw
   next_block_ = static_cast<uint64_t>(root_.shard_index);
   if (!direct_) {
-    // Spilled attention is compressed (chunked): OUT.h5.tmp can take the blocks as they commit. Uncompressed
-    // spills (no plan) need the total first, so finish() assembles them.
-    if (committed_.empty() && layout_.compression != Compression::None) assembled_ = std::make_unique<LayoutWriter>(tmp(), layout_);
+    // Compressed attention (chunked), or none: OUT.h5.tmp can take the blocks as they commit. Uncompressed
+    // attention of unknown size needs its total first, so finish() assembles it.
+    if (committed_.empty() && (layout_.compression != Compression::None || plan_.exact))
+      assembled_ = std::make_unique<LayoutWriter>(tmp(), layout_, plan_.exact ? 0 : -1);
     return;
   }
   const fs::path note = parts() / "attention.txt";  // "total offset" of the OUT.h5.tmp in use

@@ -26,6 +26,7 @@ namespace attnscan {
 struct AttentionPlan {
   std::map<uint64_t, uint64_t> block_start;
   uint64_t total_values = 0;
+  bool exact = false;  // total_values is known (a pre-pass, or 0 for a run that stores none), not just unplanned
 };
 
 struct FinishedOutput {
@@ -49,7 +50,9 @@ class OutputSession {
   const std::set<uint64_t>& committed() const { return committed_; }
 
   // Uncompressed attention of a known size goes straight into OUT.h5.tmp; without a plan (compressed
-  // or scores-only), each block's attention waits in a spill file until the block commits. When an
+  // or scores-only), each block's attention waits in a spill file until the block commits. From a fresh
+  // start OUT.h5.tmp also takes each block's rows as it commits, except for uncompressed attention of
+  // unknown size (plan not exact), which finish() assembles. When an
   // OUT.h5.tmp is kept on resume, each committed block's attention in it is checked against the
   // CRC-32C recorded at its commit; a block that fails is redone, with a line in `log`.
   void plan_attention(AttentionPlan plan, std::ostream& log);
