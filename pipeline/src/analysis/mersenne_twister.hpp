@@ -24,25 +24,19 @@ class MersenneTwister64 {
   // A uniform integer in [0, range), range >= 1: std::uniform_int_distribution<uint64_t>(0, range - 1)'s.
   uint64_t below(uint64_t range) { return settled(static_cast<unsigned __int128>((*this)()) * range, range); }
 
-  // for i = n - 1 down to 1: swap(x[i], x[below(i + 1)]), the draws taken straight from the buffer.
-  template <typename T>
-  void shuffle(T* x, std::size_t n) {
-    double unused = 0;
-    if (n > 1) steps<false>(x, n - 1, 0, unused);
-  }
-
-  // The same shuffle, adding up the values as their positions take their final value (n - 1 down to 0):
-  // those at [split, n) into `above`, those at [0, split) into `below`, each in that reverse order.
+  // The shuffle for i = n - 1 down to 1: swap(x[i], x[below(i + 1)]), the draws taken straight from the
+  // buffer; adding up the values as their positions take their final value (n - 1 down to 0): those at
+  // [split, n) into `above`, those at [0, split) into `below`, each in that reverse order.
   template <typename T>
   void shuffle_and_sum(T* x, std::size_t n, std::size_t split, double& below, double& above) {
     below = above = 0;
     if (n == 0) return;
     double& first = split > 0 ? below : above;  // where position 0 belongs
     if (split > 0) {
-      steps<true>(x, n - 1, std::min(split, n) - 1, above);
-      steps<true>(x, std::min(split, n) - 1, 0, below);
+      steps(x, n - 1, std::min(split, n) - 1, above);
+      steps(x, std::min(split, n) - 1, 0, below);
     } else {
-      steps<true>(x, n - 1, 0, above);
+      steps(x, n - 1, 0, above);
     }
     first += static_cast<double>(x[0]);
   }
@@ -52,14 +46,14 @@ class MersenneTwister64 {
  private:
   void refill();  // the next 312 words of state, tempered into out_
 
-  // Steps i = hi down to lo + 1 of the shuffle; with kSum, each x[i] added to `sum` once it is final.
-  // The inner loop makes no call (a draw that may need redrawing leaves it), so the sum stays in a register.
-  template <bool kSum, typename T>
+  // Steps i = hi down to lo + 1 of the shuffle, each x[i] added to `sum` once it is final. The inner
+  // loop makes no call (a draw that may need redrawing leaves it), so the sum stays in a register.
+  template <typename T>
   void steps(T* x, std::size_t hi, std::size_t lo, double& sum) {
     double s = sum;
     const auto step = [&](std::size_t i, uint64_t j) {
       std::swap(x[i], x[j]);
-      if constexpr (kSum) s += static_cast<double>(x[i]);
+      s += static_cast<double>(x[i]);
     };
     for (std::size_t i = hi; i > lo;) {
       if (next_ == kWords) refill();

@@ -223,7 +223,7 @@ void LayoutWriter::describe_attention() {
 }
 
 void LayoutWriter::append_attention(const uint8_t* bytes, uint64_t values) {
-  appended_attention_.add(attention_, bytes, values, attention_value_size(params_.dtype));
+  if (checksum_appends_) appended_attention_.add(attention_, bytes, values, attention_value_size(params_.dtype));
   file_.append_raw("attention/values", bytes, values);
   attention_ += values;
 }

@@ -88,8 +88,10 @@ class LayoutWriter {
   // Appends attention values (storage dtype bytes) after those appended so far: the values of the
   // chunk appended last, when they come in pieces rather than in its `attention`.
   void append_attention(const uint8_t* bytes, uint64_t values);
-  // The checksums of the attention bytes appended so far (for write_attention_checksums).
+  // The checksums of the attention bytes appended so far (for write_attention_checksums), unless
+  // skip_attention_checksums() was called (a file that never gets attention/checksums: a block part).
   const SpanChecksums& appended_attention() const { return appended_attention_; }
+  void skip_attention_checksums() { checksum_appends_ = false; }
   h5::File& file() { return file_; }
 
  private:
@@ -101,6 +103,7 @@ class LayoutWriter {
   bool virtual_attention_ = false;
   std::vector<LayoutChunk::AttentionElsewhere> pieces_;  // virtual attention, in value order
   SpanChecksums appended_attention_;
+  bool checksum_appends_ = true;
 };
 
 // Parts whose attention lives in the final file carry this root attribute (= 1).

@@ -172,10 +172,10 @@ LayoutWriter reopen_or_rebuild(const std::filesystem::path& tmp, const LayoutPar
     if (!in || !out) throw Error(tmp.string() + ": cannot rebuild");
     std::vector<uint8_t> buf(std::min<uint64_t>(64u << 20, std::max<uint64_t>(bytes, 1)));
     for (uint64_t done = 0; done < bytes;) {
-      ssize_t r = ::pread(in.get(), buf.data(), std::min<uint64_t>(buf.size(), bytes - done), static_cast<off_t>(at + done));
-      if (r <= 0) throw Error(tmp.string() + ": cannot read attention while rebuilding");
-      write_all_at(out.get(), buf.data(), static_cast<std::size_t>(r), fresh_at + done, fresh);
-      done += static_cast<uint64_t>(r);
+      const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(buf.size(), bytes - done));
+      if (!read_all_at(in.get(), buf.data(), n, at + done)) throw Error(tmp.string() + ": cannot read attention while rebuilding");
+      write_all_at(out.get(), buf.data(), n, fresh_at + done, fresh);
+      done += n;
     }
   }
   durable_rename(fresh, tmp);

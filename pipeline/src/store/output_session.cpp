@@ -245,6 +245,7 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
   const fs::path final_path = parts() / block_name(block), part_tmp = fs::path(final_path.string() + ".tmp");
   {
     LayoutWriter w(part_tmp, layout_);
+    w.skip_attention_checksums();  // its attention reaches the final file's checksums through assembled_ or copy_blocks
     w.append(chunk);
     if (assemble) assembled_->append(chunk);
     if (spill) {  // the block's attention, in pieces of bounded size
