@@ -2,11 +2,11 @@
 """Where attnscan's CPU goes outside the matrix kernels, per real token (issue 30's ruler).
 
   /usr/bin/python3 bench/overhead_bench.py [--model DIR] [--dataset FILE] [--rows 1500] [--build build]
-      [--out-dir DIR] [--set KEY=VALUE ...] [--ref-binary OTHER_ATTNSCAN] [-n 1]
+      [--out-dir DIR] [--set KEY=VALUE ...] [--ref-binary OTHER_ATTNSCAN] [--ref-set KEY=VALUE ...] [-n 1]
 
 Runs `attnscan run` as bench/compare_bench.py does (PAWS dev, all seven detectors, fp16 attention of
 every pair stored uncompressed) under `perf record` (all threads and the detector workers), then
-prints two figures per run:
+prints two figures per run (--ref-set alone compares two settings of one binary):
 
   outside GEMM (FLOPs)   (CPU s - executed GEMM FLOPs / per-core fp32 peak) / real tokens: the CPU a
                          run spends beyond what its GEMMs would take at the machine's peak (the peak
@@ -16,7 +16,8 @@ prints two figures per run:
 
 and the split of the samples into buckets (GEMM kernels, packing, LibTorch elementwise, detectors,
 fp16 conversion and checksums, HDF5, kernel, libc, start-up, attnscan itself), each as a share and as
-us of CPU per real token. With --ref-binary the same run of another attnscan is measured alternately
+us of CPU per real token. An unmeasured warm-up run comes first and every output is deleted once read
+(--no-warm-up: see its help). With --ref-binary the same run of another attnscan is measured alternately
 (before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
 """
 import argparse
@@ -33,7 +34,7 @@ from compare_bench import (CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flo
 
 # (bucket, test on (dso, symbol)); the first that matches takes the sample.
 BUCKETS = [
-    ("GEMM kernels", lambda d, s: re.search(r"gemm.*kernel|kernel.*gemm|brgemm|gemv", s) is not None
+    ("GEMM kernels", lambda d, s: re.search(r"gemm.*kernel|kernel.*gemm|brgemm|gemv|kernels::.*::product\b", s) is not None
         or re.match(r"\[JIT\]|perf-\d+\.map|\[unknown\]|//anon", d) is not None),
     ("packing (BLAS copies, oneDNN reorders)", lambda d, s: re.match(r"libopenblas|libblas|libdnnl|libmkldnn|libtorch", d)
         is not None and re.search(r"copy|reorder|pack", s) is not None),
@@ -77,6 +78,13 @@ def main():
     ap.add_argument("--out-dir", default=None)
     ap.add_argument("--set", action="append", default=[], help="extra --set for every attnscan run")
     ap.add_argument("--ref-binary", default=None, help="another attnscan to measure alternately")
+    ap.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                    help="skip the unmeasured first run. In a fresh VM the first writes into memory the guest never "
+                         "touched cost ~15x more kernel time (host page faults: 1.5 GB through dd took 4.5 s of system "
+                         "time, then 0.33 s once freed pages were reused); the warm-up and deleting each output keep "
+                         "that out of the figures")
+    ap.add_argument("--ref-set", action="append", default=None,
+                    help="--set for the ref run only (replaces --set there); without --ref-binary the ref is this attnscan")
     a = ap.parse_args()
     if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
         sys.exit("overhead_bench: needs perf (Debian package linux-perf)")
@@ -91,25 +99,38 @@ def main():
 
     config = write_run_config(os.path.join(out_dir, "overhead.yaml"), model, dataset, True, 1, 2, a.rows)
     binaries = {"attnscan": binary}
-    if a.ref_binary:
-        binaries["ref"] = os.path.abspath(a.ref_binary)
+    if a.ref_binary or a.ref_set is not None:
+        binaries["ref"] = os.path.abspath(a.ref_binary or binary)
+    sets = {"attnscan": a.set, "ref": a.set if a.ref_set is None else a.ref_set}
+    def attnscan_run(name, tag, profile):
+        """One run; its output is deleted once read, so the next run writes into page cache pages the
+        kernel has had before (see --no-warm-up)."""
+        out = os.path.join(out_dir, f"{name}.{tag}.h5")
+        data = os.path.join(out_dir, f"{name}.{tag}.perf")
+        args = [binaries[name], "run", "-c", config, "-o", out, "--overwrite", "--no-progress"]
+        if profile:
+            args = ["perf", "record", "-q", "-F", "499", "-o", data, "--"] + args
+        for s in sets[name]:
+            args += ["--set", s]
+        wall, cpu, rss = timed(args, os.path.join(out_dir, f"{name}.{tag}.log"))
+        n = n_tokens_of(out)
+        os.remove(out)
+        return cpu, wall, rss, n, data
+
+    if a.warm_up:
+        cpu, wall, _, _, _ = attnscan_run("attnscan", "warm-up", False)
+        print(f"warm-up run (not counted): wall {wall:6.2f} s  cpu {cpu:6.2f} s", flush=True)
     runs = {name: [] for name in binaries}
     for rep in range(a.n):
-        for name, path in binaries.items():
-            out = os.path.join(out_dir, f"{name}.{rep}.h5")
-            data = os.path.join(out_dir, f"{name}.{rep}.perf")
-            args = ["perf", "record", "-q", "-F", "499", "-o", data, "--", path, "run", "-c", config, "-o", out,
-                    "--overwrite", "--no-progress"]
-            for s in a.set:
-                args += ["--set", s]
-            wall, cpu, rss = timed(args, os.path.join(out_dir, f"{name}.{rep}.log"))
-            runs[name].append((cpu, wall, rss, out, data))
+        for name in binaries:
+            run = attnscan_run(name, rep, True)
+            runs[name].append(run)
+            cpu, wall, rss = run[:3]
             print(f"rep {rep + 1}/{a.n} {name:<9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak RSS {rss / 1024:5.0f} MiB",
                   flush=True)
 
     for name, reps in runs.items():
-        cpu, wall, rss, out, data = sorted(reps)[len(reps) // 2]
-        n = n_tokens_of(out)
+        cpu, wall, rss, n, data = sorted(reps, key=lambda r: r[0])[len(reps) // 2]
         tokens = int(n.sum())
         _, executed = model_flops(model, n)
         per_core = peak / cores * 1e9
@@ -125,7 +146,7 @@ def main():
         print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
         for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
             print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")
-    if a.ref_binary:
+    if "ref" in runs:
         med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
         print(f"\nCPU ref / attnscan: {med['ref'] / med['attnscan']:.3f}")
 

@@ -56,7 +56,7 @@ const std::vector<Option>& table() {
        {"error", "skip"}},
       {"engine.precision", Kind::Choice, "fp32", "fp32 or bf16", {"fp32", "bf16"}},
       {"engine.threads", Kind::Int, "0", "compute threads (0: all cores)", {}, 0, 1024},
-      {"engine.linear", Kind::Choice, "auto", "linear layers on CPU: auto (OpenBLAS for fp32 when loaded, else oneDNN), openblas or onednn", {"auto", "openblas", "onednn"}},
+      {"engine.linear", Kind::Choice, "auto", "linear layers on CPU: auto (oneDNN, weights packed once), openblas (fp32 only) or onednn", {"auto", "openblas", "onednn"}},
       {"engine.device", Kind::String, "cpu", "cpu, cuda or cuda:N"},
       {"engine.max_length", Kind::Int, "0", "truncate pairs to this many tokens (0: the model maximum)", {}, 0, 1 << 20},
       {"output.path", Kind::String, "attnscan.h5", "the HDF5 file to write (parts go to PATH.parts/ until it is complete)"},

@@ -1,9 +1,9 @@
 #include "encoder/attention_kernel.hpp"
 
-#include <cblas.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace attnscan::kernels {
 
@@ -70,19 +70,75 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_row(fl
   for (int64_t j = 0; j < n; ++j) row[j] *= inverse;
 }
 
+namespace {
+
+// 16 floats: one AVX-512 register, two AVX2 ones; aligned(4) lets it load from and store to any float.
+typedef float Lanes __attribute__((vector_size(64), aligned(4)));
+constexpr int64_t kWidth = 16;
+constexpr int kRows = 4;  // rows of C per block: kRows accumulators share each load of B
+
+// C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
+// kWidth columns. Each C value sums its k products in order: the same numbers for the same operands,
+// whatever the batch. Tiny products (n x n x d per head) cost less here than a BLAS call. Always inlined,
+// so that each clone of product() compiles it for its own instruction set.
+template <int R>
+__attribute__((always_inline)) inline void product_block(const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                         int64_t k, float alpha, float* c, int64_t ldc, int64_t cols) {
+  Lanes acc[R] = {};
+  for (int64_t t = 0; t < k; ++t) {
+    const Lanes bt = *reinterpret_cast<const Lanes*>(b + t * ldb);
+    for (int r = 0; r < R; ++r) acc[r] += a[r * lda + t] * bt;
+  }
+  for (int r = 0; r < R; ++r) {
+    const Lanes out = acc[r] * alpha;
+    if (cols == kWidth)
+      *reinterpret_cast<Lanes*>(c + r * ldc) = out;
+    else
+      std::memcpy(c + r * ldc, &out, static_cast<std::size_t>(cols) * sizeof(float));
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void product(const float* a, int64_t lda, const float* b,
+                                                                          int64_t ldb, int64_t rows, int64_t k,
+                                                                          int64_t cols, float alpha, float* c,
+                                                                          int64_t ldc) {
+  for (int64_t j = 0; j < cols; j += kWidth) {
+    const int64_t w = std::min(kWidth, cols - j);
+    int64_t i = 0;
+    for (; i + kRows <= rows; i += kRows)
+      product_block<kRows>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+    for (; i < rows; ++i) product_block<1>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+  }
+}
+
+int64_t padded(int64_t n) { return (n + kWidth - 1) / kWidth * kWidth; }
+
+}  // namespace
+
 void attend_head(const HeadAttention& h, Scaling scaling) {
-  const auto n = static_cast<int>(h.n), d = static_cast<int>(h.d);
+  const int64_t n = h.n, d = h.d;
   const float root = std::sqrt(static_cast<float>(h.d));
   const float alpha = scaling == Scaling::DivideQueries ? 1.0f / root : 1.0f;
   const float mul = scaling == Scaling::MultiplyScores ? std::pow(static_cast<float>(h.d), -0.5f) : 1.0f;
   const float div = scaling == Scaling::DivideScores ? root : 1.0f;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, alpha, h.q, static_cast<int>(h.ld_qkv), h.k,
-              static_cast<int>(h.ld_qkv), 0.0f, h.probs, static_cast<int>(h.ld_probs));
-  for (int64_t i = 0; i < h.n; ++i)
-    softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, h.n, mul, div);
-  if (h.ctx)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0f, h.probs, static_cast<int>(h.ld_probs), h.v,
-                static_cast<int>(h.ld_qkv), 0.0f, h.ctx, static_cast<int>(h.ld_ctx));
+  // k^T, and v where its rows are not a multiple of 16 wide, copied into zero-padded rows the products read.
+  thread_local std::vector<float> keys, values;
+  const int64_t n16 = padded(n), d16 = padded(d);
+  keys.assign(static_cast<std::size_t>(d * n16), 0.0f);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t t = 0; t < d; ++t) keys[static_cast<std::size_t>(t * n16 + j)] = h.k[j * h.ld_qkv + t];
+  product(h.q, h.ld_qkv, keys.data(), n16, n, d, n, alpha, h.probs, h.ld_probs);
+  for (int64_t i = 0; i < n; ++i)
+    softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, n, mul, div);
+  if (!h.ctx) return;
+  const float* v = h.v;
+  int64_t ld_v = h.ld_qkv;
+  if (d != d16) {
+    values.assign(static_cast<std::size_t>(n * d16), 0.0f);
+    for (int64_t j = 0; j < n; ++j) std::memcpy(values.data() + j * d16, h.v + j * h.ld_qkv, static_cast<std::size_t>(d) * sizeof(float));
+    v = values.data(), ld_v = d16;
+  }
+  product(h.probs, h.ld_probs, v, ld_v, n, n, d, 1.0f, h.ctx, h.ld_ctx);
 }
 
 }  // namespace attnscan::kernels

@@ -1,8 +1,9 @@
 #pragma once
 // Self-attention of one head of one example straight from the fused q/k/v projection into the stored
-// probabilities and the merged context, with no copy in between: the products are BLAS calls on strided
-// rows (q, k and v stay where the projection wrote them, the context lands in its head's columns) and
-// the scaling, bias and softmax are one pass over each row, vectorised with what the CPU has.
+// probabilities and the merged context: q and v are read where the projection wrote them (k through one
+// transposed copy), the context lands in its head's columns, the products are the kernel's own (register
+// blocks; a BLAS call costs more than an n x n x d product) and the scaling, bias and softmax are one pass
+// over each row, vectorised with what the CPU has.
 // Standard library only (LibTorch stays in encoder.cpp).
 #include <cstdint>
 

@@ -522,9 +522,7 @@ at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const Token
   if (cfg.score_scaling == BertConfig::ScoreScaling::DivideQueries) scaling = kernels::Scaling::DivideQueries;
   if (cfg.score_scaling == BertConfig::ScoreScaling::MultiplyScores) scaling = kernels::Scaling::MultiplyScores;
   // Each (example, head) on its own n x n block: the same products on the same shapes as the pair alone,
-  // so a pair gets identical numbers in any batch. One head after another, as ATen's bmm multiplies them
-  // (OpenBLAS threads the larger products itself; called from two threads at once it oversubscribes:
-  // 26.0 against 23.0 CPU s on bench/overhead_bench.py).
+  // so a pair gets identical numbers in any batch. One head after another, as ATen's bmm multiplies them.
   const float* qkv_rows = rows.data_ptr<float>();
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
