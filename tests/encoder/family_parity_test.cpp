@@ -174,13 +174,16 @@ void FamilyParity::expect_attention_matches_hf(const EncoderOptions& options) {
   EXPECT_LE(batched, agreement_with_hf(c.num_layers));
 }
 
+// The default: oneDNN's inner product with the weights packed once and GELU and the residual fused into its
+// output pass (engine.linear: auto).
 TEST_P(FamilyParity, Fp32AttentionMatchesHuggingFace) { expect_attention_matches_hf(EncoderOptions{}); }
 
-// The same through oneDNN's inner product with the weights packed once and GELU and the residual fused into
-// its output pass (engine.linear: onednn).
-TEST_P(FamilyParity, Fp32ThroughOneDnnMatchesHuggingFace) {
+// The same with the linear layers through OpenBLAS (engine.linear: openblas).
+TEST_P(FamilyParity, Fp32ThroughOpenBlasMatchesHuggingFace) {
+  if (compute_platform().openblas.empty())
+    GTEST_SKIP() << "OpenBLAS is not the BLAS loaded here (" << compute_platform().blas << ")";
   EncoderOptions options;
-  options.linear = LinearBackend::OneDnn;
+  options.linear = LinearBackend::OpenBlas;
   expect_attention_matches_hf(options);
 }
 

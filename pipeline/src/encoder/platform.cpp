@@ -129,9 +129,13 @@ std::string ComputePlatform::bf16_text() const {
   return "unavailable (" + bf16_missing_reason() + ")";
 }
 
+// attnscan's own kernels (attention_kernel.cpp, layer_norm_kernel.cpp): raised whenever one of them rounds
+// differently, so that a resume across such a change is noted as one with other numerics.
+constexpr int kKernelRevision = 2;
+
 std::string ComputePlatform::numerics() const {
   return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas +
-         (openblas.empty() ? "" : " (" + openblas + ")");
+         (openblas.empty() ? "" : " (" + openblas + ")") + ", attnscan kernels r" + std::to_string(kKernelRevision);
 }
 
 std::string ComputePlatform::describe() const {
