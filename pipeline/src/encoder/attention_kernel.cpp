@@ -37,19 +37,19 @@ float softmax_exp(float x) { return exp_nonpositive(x); }
 
 // Whole vectors over the row, the last `rest` values (< 16) in one more vector padded with the lowest
 // float, which the exponential turns into 0: no scalar loop, whatever n.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_row(float* row, const float* bias, int64_t n,
-                                                                              float mul, float div) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_row(float* row, const float* bias,
+                                                                              int64_t n) {
   constexpr float kLowest = -__FLT_MAX__;
   const int64_t full = n / kWidth * kWidth, rest = n - full;
   Lanes maxima = splat<Lanes>(kLowest);
   for (int64_t j = 0; j < full; j += kWidth) {
-    const Lanes x = load(row + j) * mul / div + (bias ? load(bias + j) : Lanes{});
-    store(row + j, x);
+    const Lanes x = bias ? load(row + j) + load(bias + j) : load(row + j);
+    if (bias) store(row + j, x);
     maxima = x > maxima ? x : maxima;
   }
   Lanes tail = splat<Lanes>(kLowest);
   if (rest) {
-    const Lanes x = load_part(row + full, rest, 0.0f) * mul / div + (bias ? load_part(bias + full, rest, 0.0f) : Lanes{});
+    const Lanes x = load_part(row + full, rest, 0.0f) + (bias ? load_part(bias + full, rest, 0.0f) : Lanes{});
     std::memcpy(&tail, &x, static_cast<std::size_t>(rest) * sizeof(float));
     maxima = tail > maxima ? tail : maxima;
   }
@@ -111,9 +111,9 @@ int64_t padded(int64_t n) { return (n + kWidth - 1) / kWidth * kWidth; }
 void attend_head(const HeadAttention& h, Scaling scaling) {
   const int64_t n = h.n, d = h.d;
   const float root = std::sqrt(static_cast<float>(h.d));
-  const float alpha = scaling == Scaling::DivideQueries ? 1.0f / root : 1.0f;
-  const float mul = scaling == Scaling::MultiplyScores ? std::pow(static_cast<float>(h.d), -0.5f) : 1.0f;
-  const float div = scaling == Scaling::DivideScores ? root : 1.0f;
+  // The scale multiplies each score in the product's output pass (a division per score cost a tenth of the
+  // softmax); the family's reference divides the scores or the queries: within an ulp of each score.
+  const float alpha = scaling == Scaling::MultiplyScores ? std::pow(static_cast<float>(h.d), -0.5f) : 1.0f / root;
   // k^T, and v where its rows are not a multiple of 16 wide, copied into zero-padded rows the products read.
   thread_local std::vector<float> keys, values;
   const int64_t n16 = padded(n), d16 = padded(d);
@@ -122,7 +122,7 @@ void attend_head(const HeadAttention& h, Scaling scaling) {
     for (int64_t t = 0; t < d; ++t) keys[static_cast<std::size_t>(t * n16 + j)] = h.k[j * h.ld_qkv + t];
   product(h.q, h.ld_qkv, keys.data(), n16, n, d, n, alpha, h.probs, h.ld_probs);
   for (int64_t i = 0; i < n; ++i)
-    softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, n, mul, div);
+    softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, n);
   if (!h.ctx) return;
   const float* v = h.v;
   int64_t ld_v = h.ld_qkv;

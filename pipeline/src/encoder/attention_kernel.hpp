@@ -32,7 +32,7 @@ void attend_head(const HeadAttention& h, Scaling scaling);
 // (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
 float softmax_exp(float x);
 
-// In place over one row of n: softmax(row * mul / div + bias) (bias may be null).
-void softmax_row(float* row, const float* bias, int64_t n, float mul, float div);
+// In place over one row of n: softmax(row + bias) (bias may be null).
+void softmax_row(float* row, const float* bias, int64_t n);
 
 }  // namespace attnscan::kernels

@@ -40,18 +40,25 @@ ATTNSCAN_LANES Lanes load_part(const float* p, int64_t count, float fill) {
   return v;
 }
 
+typedef float HalfLanes __attribute__((vector_size(32)));
+typedef float QuarterLanes __attribute__((vector_size(16)));
+
+ATTNSCAN_LANES HalfLanes low_half(Lanes v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+ATTNSCAN_LANES HalfLanes high_half(Lanes v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+ATTNSCAN_LANES QuarterLanes low_half(HalfLanes v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
+ATTNSCAN_LANES QuarterLanes high_half(HalfLanes v) { return __builtin_shufflevector(v, v, 4, 5, 6, 7); }
+
+// Pairwise, 16 -> 8 -> 4 -> 2 -> 1, in vectors as long as they are wider than one float.
 ATTNSCAN_LANES float lane_max(Lanes v) {
-  float m = v[0];
-  for (int t = 1; t < kWidth; ++t) m = v[t] > m ? v[t] : m;
-  return m;
+  const HalfLanes h = low_half(v) > high_half(v) ? low_half(v) : high_half(v);
+  const QuarterLanes q = low_half(h) > high_half(h) ? low_half(h) : high_half(h);
+  const float a = q[0] > q[2] ? q[0] : q[2], b = q[1] > q[3] ? q[1] : q[3];
+  return a > b ? a : b;
 }
 
-ATTNSCAN_LANES float lane_sum(Lanes v) {  // pairwise: 16 -> 8 -> 4 -> 2 -> 1
-  typedef float Half __attribute__((vector_size(32)));
-  typedef float Quarter __attribute__((vector_size(16)));
-  const Half h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                 __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const Quarter q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+ATTNSCAN_LANES float lane_sum(Lanes v) {
+  const HalfLanes h = low_half(v) + high_half(v);
+  const QuarterLanes q = low_half(h) + high_half(h);
   return (q[0] + q[2]) + (q[1] + q[3]);
 }
 

@@ -121,7 +121,9 @@ std::string ComputePlatform::bf16_refusal() const {
 
 std::string ComputePlatform::bf16_text() const {
   switch (bf16) {
-    case Bf16Support::Native: return "native (" + onednn_isa + ")";
+    case Bf16Support::Native:  // AVX512-BF16 alone measured 0.7x fp32's speed (docs/engine.md); AMX 2-2.7x
+      return "native (" + onednn_isa +
+             (onednn_isa.find("amx") == std::string::npos ? "; without AMX bf16 measured slower than fp32, docs/engine.md" : "") + ")";
     case Bf16Support::Emulated:
       return "emulated (AVX-512 without bf16 instructions: oneDNN converts, often slower than fp32)";
     case Bf16Support::Unavailable: break;
