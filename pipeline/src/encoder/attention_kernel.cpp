@@ -75,8 +75,8 @@ constexpr int kRows = 4;  // rows of C per block: kRows accumulators share each 
 // kWidth columns. Each C value sums its k products in order: the same numbers for the same operands,
 // whatever the batch. Tiny products (n x n x d per head) cost less here than a BLAS call.
 template <int R>
-ATTNSCAN_LANES void product_block(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                         int64_t k, float alpha, float* c, int64_t ldc, int64_t cols) {
+ATTNSCAN_LANES void product_block(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, float alpha,
+                                  float* c, int64_t ldc, int64_t cols) {
   Lanes acc[R] = {};
   for (int64_t t = 0; t < k; ++t) {
     const Lanes bt = load(b + t * ldb);
@@ -128,7 +128,8 @@ void attend_head(const HeadAttention& h, Scaling scaling) {
   int64_t ld_v = h.ld_qkv;
   if (d != d16) {
     values.assign(static_cast<std::size_t>(n * d16), 0.0f);
-    for (int64_t j = 0; j < n; ++j) std::memcpy(values.data() + j * d16, h.v + j * h.ld_qkv, static_cast<std::size_t>(d) * sizeof(float));
+    for (int64_t j = 0; j < n; ++j)
+      std::memcpy(values.data() + j * d16, h.v + j * h.ld_qkv, static_cast<std::size_t>(d) * sizeof(float));
     v = values.data(), ld_v = d16;
   }
   product(h.probs, h.ld_probs, v, ld_v, n, n, d, 1.0f, h.ctx, h.ld_ctx);

@@ -9,7 +9,8 @@
 
 namespace attnscan::kernels {
 
-// How a family scales q k^T (in its reference code's order, the rounding differs).
+// How a family scales q k^T. The kernel multiplies each score once, by 1 / sqrt(d) for the families that divide
+// (the scores or the queries) and by pow(d, -0.5) for those that multiply: within an ulp of their order.
 enum class Scaling { DivideScores, DivideQueries, MultiplyScores };
 
 struct HeadAttention {
