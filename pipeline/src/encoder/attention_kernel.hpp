@@ -9,8 +9,7 @@
 
 namespace attnscan::kernels {
 
-// How a family scales q k^T. The kernel multiplies each score once, by 1 / sqrt(d) for the families that divide
-// (the scores or the queries) and by pow(d, -0.5) for those that multiply: within an ulp of their order.
+// How a family scales q k^T (in its reference code's order, the rounding differs).
 enum class Scaling { DivideScores, DivideQueries, MultiplyScores };
 
 struct HeadAttention {
@@ -33,7 +32,7 @@ void attend_head(const HeadAttention& h, Scaling scaling);
 // (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
 float softmax_exp(float x);
 
-// In place over one row of n: softmax(row + bias) (bias may be null).
-void softmax_row(float* row, const float* bias, int64_t n);
+// In place over one row of n: softmax(row * mul / div + bias) (bias may be null).
+void softmax_row(float* row, const float* bias, int64_t n, float mul, float div);
 
 }  // namespace attnscan::kernels

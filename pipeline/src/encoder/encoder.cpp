@@ -21,7 +21,6 @@
 
 #include "common/error.hpp"
 #include "encoder/attention_kernel.hpp"
-#include "encoder/layer_norm_kernel.hpp"
 #include "encoder/encoder_impl.hpp"
 #include "encoder/platform.hpp"
 #include "model/tensor_names.hpp"
@@ -560,23 +559,6 @@ at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& p
   return at::layer_norm(pre, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
-namespace {
-
-// LayerNorm over the last dimension of an activation nothing reads afterwards: in place (no output tensor, no
-// dispatch) on CPU fp32 without autograd, at::layer_norm otherwise.
-at::Tensor norm_consumed(const at::Tensor& t, const at::Tensor& w, const at::Tensor& b, double eps) {
-  auto dense_fp32 = [](const at::Tensor& x) { return x.scalar_type() == at::kFloat && x.is_contiguous(); };
-  if (!t.device().is_cpu() || !dense_fp32(t) || t.requires_grad() || !w.defined() || !dense_fp32(w) ||
-      (b.defined() && !dense_fp32(b)))
-    return at::layer_norm(t, {t.size(-1)}, w, b, eps);
-  const int64_t width = t.size(-1);
-  kernels::layer_norm_rows(t.data_ptr<float>(), t.numel() / width, width, w.data_ptr<float>(),
-                           b.defined() ? b.data_ptr<float>() : nullptr, static_cast<float>(eps));
-  return t;
-}
-
-}  // namespace
-
 at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) const {
   const auto& c = cfg;
   auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
@@ -594,12 +576,12 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) 
     }
     out = L.out.plus(inter, y);  // y + out(inter), summed in the same order either way
   }
-  return c.pre_norm ? out : norm_consumed(out, L.ln2_w, L.ln2_b, c.layer_norm_eps);
+  return c.pre_norm ? out : norm(out);
 }
 
 at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
   const at::Tensor y = attention_residual(L, merged, x);
-  return feed_forward(L, cfg.pre_norm ? y : norm_consumed(y, L.ln1_w, L.ln1_b, cfg.layer_norm_eps));
+  return feed_forward(L, cfg.pre_norm ? y : attention_norm(L, y));
 }
 
 std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {

@@ -138,7 +138,7 @@ struct BertEncoder::Impl {
   // The attention block's output before its LayerNorm: the output projection of the merged context
   // [B * S, hidden] plus the residual x, the layer's input [B * S, hidden].
   at::Tensor attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const;
-  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm), pre kept
+  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm)
   // What the layer's query, key and value projection reads: x, or (pre-norm) its norm of x.
   at::Tensor attention_input(const Layer& L, const at::Tensor& x) const;
   // The last layer's output as the model returns it (pre-norm models: through the final norm).

@@ -131,7 +131,7 @@ std::string ComputePlatform::bf16_text() const {
   return "unavailable (" + bf16_missing_reason() + ")";
 }
 
-// attnscan's own kernels (attention_kernel.cpp, layer_norm_kernel.cpp): raised whenever one of them rounds
+// attnscan's own kernels (attention_kernel.cpp): raised whenever one of them rounds
 // differently, so that a resume across such a change is noted as one with other numerics.
 constexpr int kKernelRevision = 2;
 
