@@ -16,7 +16,14 @@ prints two figures per run (--ref-set alone compares two settings of one binary)
 
 and the split of the samples into buckets (GEMM kernels, packing, LibTorch elementwise, detectors,
 fp16 conversion and checksums, HDF5, kernel, libc, start-up, attnscan itself), each as a share and as
-us of CPU per real token. An unmeasured warm-up run comes first and every output is deleted once read
+us of CPU per real token. Each repetition also times a run of --fixed-rows pairs (not profiled), which
+splits the first figure in two:
+
+  fixed per run          CPU s of that short run beyond its GEMMs at the peak: loading LibTorch's 290
+                         libraries, hashing and packing the model, starting the detector workers,
+                         opening and finishing the output; paid once per process (per SLURM task)
+  marginal outside GEMM  the rest of the long run's outside-GEMM CPU per real token beyond the short
+                         run's: what each further pair costs, the figure a corpus of millions of pairs sees An unmeasured warm-up run comes first and every output is deleted once read
 (--no-warm-up: see its help). With --ref-binary the same run of another attnscan is measured alternately
 (before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
 """
@@ -83,6 +90,7 @@ def main():
                          "touched cost ~15x more kernel time (host page faults: 1.5 GB through dd took 4.5 s of system "
                          "time, then 0.33 s once freed pages were reused); the warm-up and deleting each output keep "
                          "that out of the figures")
+    ap.add_argument("--fixed-rows", type=int, default=8, help="pairs of the short run that measures the fixed cost")
     ap.add_argument("--ref-set", action="append", default=None,
                     help="--set for the ref run only (replaces --set there); without --ref-binary the ref is this attnscan")
     a = ap.parse_args()
@@ -97,17 +105,18 @@ def main():
     peak, line = gemm_peak(a.build)
     print(f"{line}\ncores: {cores}; load average before: {loadavg()}")
 
-    config = write_run_config(os.path.join(out_dir, "overhead.yaml"), model, dataset, True, 1, 2, a.rows)
+    configs = {rows: write_run_config(os.path.join(out_dir, f"overhead.{rows}.yaml"), model, dataset, True, 1, 2, rows)
+               for rows in (a.rows, a.fixed_rows)}
     binaries = {"attnscan": binary}
     if a.ref_binary or a.ref_set is not None:
         binaries["ref"] = os.path.abspath(a.ref_binary or binary)
     sets = {"attnscan": a.set, "ref": a.set if a.ref_set is None else a.ref_set}
-    def attnscan_run(name, tag, profile):
+    def attnscan_run(name, tag, profile, rows=a.rows):
         """One run; its output is deleted once read, so the next run writes into page cache pages the
         kernel has had before (see --no-warm-up)."""
         out = os.path.join(out_dir, f"{name}.{tag}.h5")
         data = os.path.join(out_dir, f"{name}.{tag}.perf")
-        args = [binaries[name], "run", "-c", config, "-o", out, "--overwrite", "--no-progress"]
+        args = [binaries[name], "run", "-c", configs[rows], "-o", out, "--overwrite", "--no-progress"]
         if profile:
             args = ["perf", "record", "-q", "-F", "499", "-o", data, "--"] + args
         for s in sets[name]:
@@ -121,13 +130,16 @@ def main():
         cpu, wall, _, _, _ = attnscan_run("attnscan", "warm-up", False)
         print(f"warm-up run (not counted): wall {wall:6.2f} s  cpu {cpu:6.2f} s", flush=True)
     runs = {name: [] for name in binaries}
+    short_runs = {name: [] for name in binaries}
     for rep in range(a.n):
         for name in binaries:
             run = attnscan_run(name, rep, True)
             runs[name].append(run)
             cpu, wall, rss = run[:3]
-            print(f"rep {rep + 1}/{a.n} {name:<9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak RSS {rss / 1024:5.0f} MiB",
-                  flush=True)
+            short = attnscan_run(name, f"{rep}.short", False, a.fixed_rows)
+            short_runs[name].append(short)
+            print(f"rep {rep + 1}/{a.n} {name:<9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak RSS {rss / 1024:5.0f} MiB; "
+                  f"{a.fixed_rows} pairs: cpu {short[0]:5.2f} s", flush=True)
 
     for name, reps in runs.items():
         cpu, wall, rss, n, data = sorted(reps, key=lambda r: r[0])[len(reps) // 2]
@@ -143,6 +155,12 @@ def main():
         print(f"  outside GEMM (FLOPs): {us(cpu - executed / per_core):7.1f} us of CPU per real token")
         print(f"  outside GEMM (perf):  {us(cpu * (1 - gemm)):7.1f} us of CPU per real token "
               f"(GEMM kernels {gemm:.1%} of the samples, {us(cpu * gemm):.1f} us/token)")
+        short_cpu, short_n = statistics.median(r[0] for r in short_runs[name]), short_runs[name][0][3]
+        fixed = short_cpu - model_flops(model, short_n)[1] / per_core
+        marginal = (cpu - executed / per_core - fixed) * 1e6 / (tokens - int(short_n.sum()))
+        print(f"  fixed per run:        {fixed:7.2f} CPU s (median of {len(short_runs[name])} runs of "
+              f"{len(short_n)} pairs: {us(fixed):.1f} us/token of this run)")
+        print(f"  marginal outside GEMM:{marginal:7.1f} us of CPU per further real token")
         print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
         for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
             print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")

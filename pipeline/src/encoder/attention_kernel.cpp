@@ -124,9 +124,10 @@ void attend_head(const HeadAttention& h, Scaling scaling) {
   // k^T, and v where its rows are not a multiple of 16 wide, copied into zero-padded rows the products read.
   thread_local std::vector<float> keys, values;
   const int64_t n16 = padded(n), d16 = padded(d);
-  keys.assign(static_cast<std::size_t>(d * n16), 0.0f);
+  keys.resize(static_cast<std::size_t>(d * n16));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t t = 0; t < d; ++t) keys[static_cast<std::size_t>(t * n16 + j)] = h.k[j * h.ld_qkv + t];
+  for (int64_t t = 0; t < d; ++t) std::fill(keys.begin() + t * n16 + n, keys.begin() + (t + 1) * n16, 0.0f);
   product(h.q, h.ld_qkv, keys.data(), n16, n, d, n, alpha, h.probs, h.ld_probs);
   for (int64_t i = 0; i < n; ++i)
     softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, n, mul, div);

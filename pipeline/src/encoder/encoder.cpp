@@ -31,10 +31,14 @@ void set_compute_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (at::get_num_threads() != threads) at::set_num_threads(threads);
   // OpenBLAS keeps its own thread pool, which LibTorch's setting does not reach; left at its default
-  // (all cores), two streams calling it at once wait for each other.
+  // (all cores), two streams calling it at once wait for each other. Set only when it changes: setting
+  // it restarts the pool that fork() stopped (the detector workers), and each restarted thread spins
+  // ~0.1 s waiting for work, even in runs that never call the BLAS (the pool restarts on its first use).
   using SetThreads = void (*)(int);
+  using GetThreads = int (*)();
   static const auto openblas_set_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  if (openblas_set_threads) openblas_set_threads(threads);
+  static const auto openblas_get_threads = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (openblas_set_threads && openblas_get_threads && openblas_get_threads() != threads) openblas_set_threads(threads);
 }
 
 TokenBatch TokenBatch::from_encodings(const std::vector<const Encoding*>& encodings, int32_t pad_id) {

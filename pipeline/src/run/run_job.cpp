@@ -185,6 +185,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = cfg.engine.threads > 0 ? cfg.engine.threads : cores;
   const int inflight = cfg.inflight > 0 ? cfg.inflight : (threads >= 2 ? 2 : 1);
+  const int stream_threads = std::max(1, threads / inflight);  // never more compute threads than cores in total
+  // Sized before the fork below, which stops OpenBLAS's pool; resizing it later would restart it.
+  set_compute_threads(stream_threads);
   // Detector worker processes start here: before the encoder's threads and before the output is opened.
   DetectorRunOptions dro;
   dro.isolated = cfg.detector_isolation;
@@ -199,7 +202,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
                 "' normalises before it (pre-norm), which ALTI does not cover; output.value_zeroing works on it");
   ps.importance = importance;
   EncoderOptions eo = cfg.engine;
-  eo.threads = std::max(1, threads / ps.inflight);  // never more compute threads than cores in total
+  eo.threads = stream_threads;
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
   root.numerics = compute_platform().numerics() + ", linear layers " + linear_backend_name(resolve_linear_backend(eo)) +
                   ", " + std::to_string(eo.threads) + " intra-op thread(s)";
