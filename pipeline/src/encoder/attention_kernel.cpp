@@ -9,7 +9,7 @@ namespace attnscan::kernels {
 
 namespace {
 
-constexpr int64_t kLanes = 16;  // partial maxima and sums, so the compiler can keep them in vectors
+
 
 // exp(x) = 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]; e^r by its Taylor series to
 // r^7/7! (remainder < |r|^8/8! < 6e-9), 2^k from the exponent bits. No branch and no call, so it vectorises.
@@ -34,47 +34,73 @@ inline float exp_nonpositive(float x) {
 
 float softmax_exp(float x) { return exp_nonpositive(x); }
 
-// Largest and sum of a row in kLanes partial results, so the compiler keeps them in vectors.
-inline float row_max(const float* row, int64_t n) {
-  float lanes[kLanes];
-  for (float& lane : lanes) lane = -__FLT_MAX__;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t t = 0; t < kLanes; ++t) lanes[t] = row[j + t] > lanes[t] ? row[j + t] : lanes[t];
-  float max = -__FLT_MAX__;
-  for (; j < n; ++j) max = row[j] > max ? row[j] : max;
-  for (float lane : lanes) max = lane > max ? lane : max;
-  return max;
+// 16 floats: one AVX-512 register, two AVX2 ones; aligned(4) lets it load from and store to any float.
+typedef float Lanes __attribute__((vector_size(64), aligned(4)));
+constexpr int64_t kWidth = 16;
+
+namespace {
+
+// exp_nonpositive on each lane: the same operations in the same order, so the same values.
+__attribute__((always_inline)) inline void exp_nonpositive(const Lanes& x, Lanes& out) {
+  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860682030941723e-6f;
+  constexpr float kShift = 12582912.0f;
+  const Lanes c = x < -87.3f ? Lanes{} - 87.3f : x;
+  const Lanes shifted = c * kLog2e + kShift;
+  const Lanes kf = shifted - kShift;
+  const Lanes r = (c - kf * kLn2Hi) - kf * kLn2Lo;
+  const Lanes p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  typedef int32_t Ints __attribute__((vector_size(64)));
+  const Ints k = __builtin_bit_cast(Ints, shifted) - 0x4b400000;  // the bits of kShift: what is left is k
+  const Ints scale_bits = (k + 127) << 23;
+  out = x < -87.3f ? Lanes{} : p * __builtin_bit_cast(Lanes, scale_bits);
 }
 
-inline float row_sum(const float* row, int64_t n) {
-  float lanes[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t t = 0; t < kLanes; ++t) lanes[t] += row[j + t];
-  float sum = 0.0f;
-  for (; j < n; ++j) sum += row[j];
-  for (float lane : lanes) sum += lane;
-  return sum;
-}
+}  // namespace
 
+// Three passes over the row: scale (and bias) with the running largest, exp with the running sum,
+// then the division. Whole vectors, the last partial one zero-padded; the sum adds the last values
+// one by one, then the 16 partial sums in order.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_row(float* row, const float* bias, int64_t n,
                                                                               float mul, float div) {
-  if (bias)
-    for (int64_t j = 0; j < n; ++j) row[j] = row[j] * mul / div + bias[j];
-  else
-    for (int64_t j = 0; j < n; ++j) row[j] = row[j] * mul / div;
-  const float max = row_max(row, n);
-  for (int64_t j = 0; j < n; ++j) row[j] = exp_nonpositive(row[j] - max);
-  const float inverse = 1.0f / row_sum(row, n);
-  for (int64_t j = 0; j < n; ++j) row[j] *= inverse;
+  const int64_t full = n / kWidth * kWidth, rest = n - full;
+  Lanes top = Lanes{} - __FLT_MAX__;
+  for (int64_t j = 0; j < full; j += kWidth) {
+    Lanes x = *reinterpret_cast<const Lanes*>(row + j) * mul / div;
+    if (bias) x += *reinterpret_cast<const Lanes*>(bias + j);
+    *reinterpret_cast<Lanes*>(row + j) = x;
+    top = x > top ? x : top;
+  }
+  for (int64_t w = kWidth / 2; w > 0; w /= 2)  // halving: the largest of any order is the same number
+    for (int64_t t = 0; t < w; ++t) top[t] = top[t + w] > top[t] ? top[t + w] : top[t];
+  float max = top[0];
+  for (int64_t j = full; j < n; ++j) {
+    row[j] = bias ? row[j] * mul / div + bias[j] : row[j] * mul / div;
+    max = row[j] > max ? row[j] : max;
+  }
+  Lanes sums{};
+  for (int64_t j = 0; j < full; j += kWidth) {
+    Lanes e;
+    exp_nonpositive(*reinterpret_cast<const Lanes*>(row + j) - max, e);
+    *reinterpret_cast<Lanes*>(row + j) = e;
+    sums += e;
+  }
+  float sum = 0.0f;
+  if (rest > 0) {
+    Lanes tail{};
+    std::memcpy(&tail, row + full, static_cast<std::size_t>(rest) * sizeof(float));
+    Lanes e;
+    exp_nonpositive(tail - max, e);
+    std::memcpy(row + full, &e, static_cast<std::size_t>(rest) * sizeof(float));
+    for (int64_t t = 0; t < rest; ++t) sum += e[t];
+  }
+  for (int64_t t = 0; t < kWidth; ++t) sum += sums[t];
+  const float inverse = 1.0f / sum;
+  for (int64_t j = 0; j < full; j += kWidth) *reinterpret_cast<Lanes*>(row + j) *= inverse;
+  for (int64_t j = full; j < n; ++j) row[j] *= inverse;
 }
 
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 ones; aligned(4) lets it load from and store to any float.
-typedef float Lanes __attribute__((vector_size(64), aligned(4)));
-constexpr int64_t kWidth = 16;
 constexpr int kRows = 4;  // rows of C per block: kRows accumulators share each load of B
 
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of

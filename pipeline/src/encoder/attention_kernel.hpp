@@ -2,8 +2,8 @@
 // Self-attention of one head of one example straight from the fused q/k/v projection into the stored
 // probabilities and the merged context: q and v are read where the projection wrote them (k through one
 // transposed copy), the context lands in its head's columns, the products are the kernel's own (register
-// blocks; a BLAS call costs more than an n x n x d product) and the scaling, bias and softmax are one pass
-// over each row, vectorised with what the CPU has.
+// blocks; a BLAS call costs more than an n x n x d product) and the scaling, bias and softmax are three
+// passes over each row in whole vectors, cloned for what the CPU has.
 // Standard library only (LibTorch stays in encoder.cpp).
 #include <cstdint>
 

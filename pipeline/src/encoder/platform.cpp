@@ -133,7 +133,7 @@ std::string ComputePlatform::bf16_text() const {
 
 // attnscan's own kernels (attention_kernel.cpp): raised whenever one of them rounds
 // differently, so that a resume across such a change is noted as one with other numerics.
-constexpr int kKernelRevision = 2;
+constexpr int kKernelRevision = 3;
 
 std::string ComputePlatform::numerics() const {
   return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas +
