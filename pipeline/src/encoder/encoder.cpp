@@ -139,7 +139,15 @@ at::Tensor packed_output(const kernels::PackedLinear& p, int64_t rows, const at:
 
 at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
 
-at::Tensor Linear::plus(const at::Tensor& x, const at::Tensor& residual) const {
+at::Tensor Linear::plus(const at::Tensor& x, at::Tensor residual) const {
+  const bool sole_owner = residual.defined() && residual.use_count() == 1 && residual.storage().use_count() == 1;
+  if (sole_owner && packed && !packed->bf16() && !x.requires_grad() && !residual.requires_grad() &&
+      residual.scalar_type() == at::kFloat && residual.is_contiguous() && residual.dim() == 2 &&
+      residual.size(0) == x.size(0) && residual.size(1) == packed->out_features()) {
+    const at::Tensor in = packed_input(x);
+    packed->apply(in.data_ptr<float>(), in.size(0), residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
+    return residual;
+  }
   return fused(x, kernels::Epilogue::AddResidual, residual);
 }
 
@@ -555,37 +563,36 @@ at::Tensor BertEncoder::Impl::merge_heads(const at::Tensor& ctx) const {
   return ctx.permute({0, 2, 1, 3}).reshape({-1, cfg.hidden_size});
 }
 
-at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
-  return L.attn_out.plus(merged, x);
+at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
+  return L.attn_out.plus(merged, std::move(x));
 }
 
 at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& pre) const {
   return at::layer_norm(pre, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
-at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, const at::Tensor& y) const {
+at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
   const auto& c = cfg;
   auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
-  const at::Tensor input = c.pre_norm ? norm(y) : y;
-  at::Tensor out;
-  if (bf16_hand_off(L.inter, L.out, input) && !c.gated_ffn) {
-    out = bf16_feed_forward(L.inter, L.out, input, c.activation, y);
-  } else {
-    at::Tensor inter;
-    if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
+  at::Tensor out, inter;
+  {
+    const at::Tensor input = c.pre_norm ? norm(y) : y;  // released before y is summed into
+    if (bf16_hand_off(L.inter, L.out, input) && !c.gated_ffn) {
+      out = bf16_feed_forward(L.inter, L.out, input, c.activation, y);
+    } else if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
       const auto parts = L.inter(input).chunk(2, -1);
       inter = activate(parts[0], c.activation) * parts[1];
     } else {
       inter = L.inter.activated(input, c.activation);
     }
-    out = L.out.plus(inter, y);  // y + out(inter), summed in the same order either way
   }
+  if (!out.defined()) out = L.out.plus(inter, std::move(y));  // y + out(inter), summed in the same order either way
   return c.pre_norm ? out : norm(out);
 }
 
-at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const {
-  const at::Tensor y = attention_residual(L, merged, x);
-  return feed_forward(L, cfg.pre_norm ? y : attention_norm(L, y));
+at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
+  at::Tensor y = attention_residual(L, merged, std::move(x));
+  return feed_forward(L, cfg.pre_norm ? std::move(y) : attention_norm(L, y));
 }
 
 std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {
@@ -702,7 +709,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
       if (!attention_only) ctx = merge_heads(ctx);
     }
     if (attention_only) break;
-    x = finish_layer(L, ctx, x);
+    x = finish_layer(L, ctx, std::move(x));
     if (want_hidden) hidden_out.select(0, li + 1).copy_(x);
   }
   return out;

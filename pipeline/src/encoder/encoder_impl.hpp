@@ -25,7 +25,9 @@ struct Linear {
 
   at::Tensor operator()(const at::Tensor& x) const { return fused(x, kernels::Epilogue::None); }  // x: [tokens, in]
   at::Tensor activated(const at::Tensor& x, Activation a) const;                   // act(this(x))
-  at::Tensor plus(const at::Tensor& x, const at::Tensor& residual) const;          // this(x) + residual
+  // this(x) + residual. A residual handed over (std::move, no other handle to it or its storage) is
+  // summed into in place where the packed fp32 kernel can write there: no copy of it first.
+  at::Tensor plus(const at::Tensor& x, at::Tensor residual) const;
   // this(x) with the epilogue in the kernel's output pass where the weights are packed; as separate ops
   // elsewhere (and where gradients flow: through the weights unpacked). `residual` only for AddResidual.
   at::Tensor fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual = {}) const;
@@ -137,7 +139,7 @@ struct BertEncoder::Impl {
   at::Tensor merge_heads(const at::Tensor& ctx) const;
   // The attention block's output before its LayerNorm: the output projection of the merged context
   // [B * S, hidden] plus the residual x, the layer's input [B * S, hidden].
-  at::Tensor attention_residual(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const;
+  at::Tensor attention_residual(const Layer& L, const at::Tensor& merged, at::Tensor x) const;
   at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm)
   // What the layer's query, key and value projection reads: x, or (pre-norm) its norm of x.
   at::Tensor attention_input(const Layer& L, const at::Tensor& x) const;
@@ -145,9 +147,10 @@ struct BertEncoder::Impl {
   at::Tensor final_output(const at::Tensor& x) const;
   // The rest of the layer from the attention block's output y: FFN, residual and LayerNorm (pre-norm:
   // the norm first, then the FFN, then the residual).
-  at::Tensor feed_forward(const Layer& L, const at::Tensor& y) const;
-  // One layer after its attention (the merged context): the three above in turn.
-  at::Tensor finish_layer(const Layer& L, const at::Tensor& merged, const at::Tensor& x) const;
+  at::Tensor feed_forward(const Layer& L, at::Tensor y) const;
+  // One layer after its attention (the merged context): the three above in turn. x and y are residuals
+  // (Linear::plus): given with std::move, their storage takes the sums.
+  at::Tensor finish_layer(const Layer& L, const at::Tensor& merged, at::Tensor x) const;
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
   HeadImportance head_importance(const TokenBatch& batch, const ImportanceRequest& request) const;
   ContextMixing context_mixing(const TokenBatch& batch, const MixingRequest& request) const;
