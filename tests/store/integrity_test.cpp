@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -205,6 +206,38 @@ TEST(SpanChecksums, PiecesAddedInAnyOrderGiveEachSpansChecksum) {
   }
 }
 
+TEST(SpanChecksums, RangesTileWhatWasAddedAndNewPartsOfASpanEndItsWholeChecksum) {
+  constexpr std::size_t vs = 2;
+  const uint64_t values = 2 * kChecksumSpan + 300;
+  std::vector<uint8_t> bytes(values * vs), other(values * vs);
+  uint32_t x = 7;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  for (auto& b : other) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  const auto crc_of = [&](const std::vector<uint8_t>& v, uint64_t a, uint64_t n) { return crc32c(v.data() + a * vs, n * vs); };
+  SpanChecksums known;  // three "examples" written, the middle one covering span 1 whole
+  const std::vector<uint64_t> cuts = {0, kChecksumSpan - 10, 2 * kChecksumSpan + 5, values};
+  for (std::size_t k : {2, 0, 1}) known.add(cuts[k], bytes.data() + cuts[k] * vs, cuts[k + 1] - cuts[k], vs);
+  uint32_t crc = 0;
+  ASSERT_TRUE(known.range(0, values, vs, crc));
+  EXPECT_EQ(crc, crc_of(bytes, 0, values));
+  ASSERT_TRUE(known.range(cuts[1], cuts[3] - cuts[1], vs, crc));
+  EXPECT_EQ(crc, crc_of(bytes, cuts[1], cuts[3] - cuts[1]));
+  EXPECT_FALSE(known.range(3, 10, vs, crc));  // does not start where an added piece does
+  // A span read back whole (a resume's check), then rewritten in two parts (its block redone): the
+  // parts, not the old whole, are its checksum.
+  known.add(kChecksumSpan, bytes.data() + kChecksumSpan * vs, kChecksumSpan, vs);
+  known.add(kChecksumSpan, other.data() + kChecksumSpan * vs, 100, vs);
+  std::vector<uint8_t> now = bytes;
+  std::copy_n(other.begin() + static_cast<std::ptrdiff_t>(kChecksumSpan * vs), 100 * vs,
+              now.begin() + static_cast<std::ptrdiff_t>(kChecksumSpan * vs));
+  EXPECT_FALSE(known.span(1, values, vs, crc));  // [kChecksumSpan + 100, 2 * kChecksumSpan) not added since
+  known.add(kChecksumSpan + 100, now.data() + (kChecksumSpan + 100) * vs, kChecksumSpan - 100, vs);
+  ASSERT_TRUE(known.span(1, values, vs, crc));
+  EXPECT_EQ(crc, crc_of(now, kChecksumSpan, kChecksumSpan));
+  ASSERT_TRUE(known.range(0, values, vs, crc));
+  EXPECT_EQ(crc, crc_of(now, 0, values));
+}
+
 TEST(HalfFloat, EveryValueConvertsAsHdf5ConvertsIt) {
   std::vector<uint16_t> all(65536);
   for (uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<uint16_t>(h);
@@ -242,8 +275,8 @@ TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {
       << bad.problems.front();
 }
 
-// Attention written raw into OUT.h5.tmp (the run's direct path) is checksummed as each block's commit
-// reads it back: bytes that change after the commit are not blessed by the finished file's checksums.
+// Attention written raw into OUT.h5.tmp (the run's direct path) is checksummed as it is written: bytes
+// that change after the commit are not blessed by the finished file's checksums.
 TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
   const fs::path path = test::scratch_dir("integrity_after_commit") / "out.h5";
   std::ostringstream log;
@@ -263,6 +296,37 @@ TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
     const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
     ASSERT_GE(at, 0);
     flip(path.string() + ".tmp", at + 4, 2);  // block 1's first value, after its commit
+    s.finish(4, log);
+  }
+  const CheckReport bad = check_layout_file(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..128 (checksum mismatch)"), std::string::npos)
+      << bad.problems.front();
+}
+
+// ... nor bytes that change between their write and their block's commit: the commit records what was
+// written, not what the file holds by then.
+TEST(Integrity, AttentionChangedBeforeItsCommitFailsTheFinishedFilesChecks) {
+  const fs::path path = test::scratch_dir("integrity_before_commit") / "out.h5";
+  std::ostringstream log;
+  {
+    OutputSession s(path, "test");
+    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    AttentionPlan plan;
+    plan.block_start = {{0, 0}, {1, 2 * kValuesPerExample}};
+    plan.total_values = 4 * kValuesPerExample;
+    s.plan_attention(plan, log);
+    for (uint64_t b = 0; b < 2; ++b) {
+      std::vector<float> v(2 * kValuesPerExample, b ? 0.125f : 0.25f);
+      s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+      if (b == 1) {
+        const std::vector<float> block1(16, 0.125f);
+        const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
+        ASSERT_GE(at, 0);
+        flip(path.string() + ".tmp", at + 4, 2);  // block 1's first value, before its commit
+      }
+      s.commit(b, 2, block(b, false));
+    }
     s.finish(4, log);
   }
   const CheckReport bad = check_layout_file(path);

@@ -17,27 +17,64 @@ std::string range_text(uint64_t a, uint64_t b) { return std::to_string(a) + ".."
 
 }  // namespace
 
-uint32_t SpanChecksums::add(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size) {
+std::vector<SpanChecksums::Cut> SpanChecksums::cut(uint64_t first, const void* bytes, uint64_t count,
+                                                   std::size_t value_size) {
   const auto* p = static_cast<const uint8_t*>(bytes);
-  uint32_t all = 0;
+  std::vector<Cut> cuts;
   for (uint64_t at = first, end = first + count; at < end;) {
-    const uint64_t s = at / kChecksumSpan, n = std::min(end, (s + 1) * kChecksumSpan) - at;
-    const std::size_t piece_bytes = static_cast<std::size_t>(n) * value_size;
-    const uint32_t crc = crc32c(p + (at - first) * value_size, piece_bytes);
-    if (n == kChecksumSpan) {
-      if (whole_.size() <= s) {
-        whole_.resize(static_cast<std::size_t>(s) + 1);
-        have_whole_.resize(static_cast<std::size_t>(s) + 1);
-      }
-      whole_[s] = crc;
-      have_whole_[s] = true;
-    } else {
-      pieces_[at] = {n, crc};
-    }
-    all = crc32c_combine(all, crc, piece_bytes);
+    const uint64_t n = std::min(end, (at / kChecksumSpan + 1) * kChecksumSpan) - at;
+    cuts.push_back({at, n, crc32c(p + (at - first) * value_size, static_cast<std::size_t>(n) * value_size)});
     at += n;
   }
+  return cuts;
+}
+
+// New values for part of a span end what a whole one had given it, and a whole span ends its parts.
+void SpanChecksums::put(const std::vector<Cut>& cuts) {
+  for (const Cut& c : cuts) {
+    const std::size_t s = static_cast<std::size_t>(c.first / kChecksumSpan);
+    if (whole_.size() <= s) {
+      whole_.resize(s + 1);
+      have_whole_.resize(s + 1);
+    }
+    if (c.count == kChecksumSpan) {
+      whole_[s] = c.crc;
+      have_whole_[s] = true;
+      pieces_.erase(pieces_.lower_bound(c.first), pieces_.lower_bound(c.first + kChecksumSpan));
+    } else {
+      pieces_[c.first] = {c.count, c.crc};
+      have_whole_[s] = false;
+    }
+  }
+}
+
+uint32_t SpanChecksums::add(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size) {
+  const std::vector<Cut> cuts = cut(first, bytes, count, value_size);
+  put(cuts);
+  uint32_t all = 0;
+  for (const Cut& c : cuts) all = crc32c_combine(all, c.crc, c.count * value_size);
   return all;
+}
+
+bool SpanChecksums::range(uint64_t first, uint64_t count, std::size_t value_size, uint32_t& crc) const {
+  crc = 0;
+  uint64_t at = first;
+  const uint64_t end = first + count;
+  while (at < end) {
+    const std::size_t s = static_cast<std::size_t>(at / kChecksumSpan);
+    uint64_t n = 0;
+    uint32_t piece = 0;
+    if (at % kChecksumSpan == 0 && end - at >= kChecksumSpan && s < whole_.size() && have_whole_[s]) {
+      n = kChecksumSpan, piece = whole_[s];
+    } else if (auto it = pieces_.find(at); it != pieces_.end()) {
+      n = it->second.count, piece = it->second.crc;
+    } else {
+      return false;
+    }
+    crc = crc32c_combine(crc, piece, n * value_size);
+    at += n;
+  }
+  return at == end;
 }
 
 bool SpanChecksums::span(uint64_t span, uint64_t values, std::size_t value_size, uint32_t& crc) const {

@@ -31,10 +31,20 @@ inline constexpr const char* kAttentionSourceOffset = "attention/source_offset";
 // (a block redone) replaces what they gave.
 class SpanChecksums {
  public:
-  // Values [first, first + count) as stored, value_size bytes each; returns their CRC-32C.
+  struct Cut {  // values [first, first + count), within one span
+    uint64_t first, count;
+    uint32_t crc;
+  };
+  // The CRC-32C of values [first, first + count) (value_size bytes each) in pieces cut at span
+  // boundaries; touches no SpanChecksums, so threads can cut at once and put in turn.
+  static std::vector<Cut> cut(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size);
+  void put(const std::vector<Cut>& cuts);
+  // cut and put; returns the values' CRC-32C.
   uint32_t add(uint64_t first, const void* bytes, uint64_t count, std::size_t value_size);
   // The checksum of span `span` of a dataset of `values` values, when what was added covers it exactly.
   bool span(uint64_t span, uint64_t values, std::size_t value_size, uint32_t& crc) const;
+  // The CRC-32C of values [first, first + count), when what was added tiles them exactly.
+  bool range(uint64_t first, uint64_t count, std::size_t value_size, uint32_t& crc) const;
 
  private:
   struct Piece {

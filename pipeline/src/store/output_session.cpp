@@ -111,7 +111,12 @@ bool OutputSession::tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) {
     const uint64_t n = std::min(end, (at / kChecksumSpan + kSpansPerRead) * kChecksumSpan) - at;
     if (!read_all_at(fd_.get(), buf.data(), static_cast<std::size_t>(n * vs), attention_at_ + at * vs))
       return false;  // the file ends before the block's attention: truncated
-    crc = crc32c_combine(crc, read_back_.add(at, buf.data(), n, vs), n * vs);
+    const std::vector<SpanChecksums::Cut> cuts = SpanChecksums::cut(at, buf.data(), n, vs);
+    for (const auto& c : cuts) crc = crc32c_combine(crc, c.crc, c.count * vs);
+    {
+      std::lock_guard<std::mutex> lock(checksums_mutex_);
+      checksums_.put(cuts);
+    }
     at += n;
   }
   return true;
@@ -192,7 +197,12 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
 void OutputSession::write_attention(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes) {
   const std::size_t vs = attention_value_size(layout_.dtype);
   if (direct_) {
-    write_all_at(fd_.get(), data, bytes, attention_at_ + (plan_.block_start.at(block) + offset) * vs, tmp());
+    const uint64_t first = plan_.block_start.at(block) + offset;
+    write_all_at(fd_.get(), data, bytes, attention_at_ + first * vs, tmp());
+    // Checksummed while the bytes are still in cache: the commit records them without reading them back.
+    const std::vector<SpanChecksums::Cut> cuts = SpanChecksums::cut(first, data, bytes / vs, vs);
+    std::lock_guard<std::mutex> lock(checksums_mutex_);
+    checksums_.put(cuts);
     return;
   }
   int spill;
@@ -227,8 +237,15 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
       const auto n = static_cast<uint64_t>(e.n_tokens[i]);
       values = static_cast<uint64_t>(o) + per_token2 * n * n - first;
     }
-    // Recorded with the commit, checked on resume: what is in OUT.h5.tmp is what was written.
-    if (!tmp_crc(first, values, crc)) throw Error(tmp().string() + ": cannot read back the attention of block " + std::to_string(block));
+    // Recorded with the commit, checked on resume: the CRC-32C of the bytes as they were written (read
+    // back where the writes did not tile the block's values).
+    bool written = false;
+    {
+      std::lock_guard<std::mutex> lock(checksums_mutex_);
+      written = checksums_.range(first, values, vs, crc);
+    }
+    if (!written && !tmp_crc(first, values, crc))
+      throw Error(tmp().string() + ": cannot read back the attention of block " + std::to_string(block));
   }
   UniqueFd spill;
   if (!direct_) {
@@ -317,7 +334,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
         writer = std::make_unique<LayoutWriter>(tmp(), layout_, attention_total);
       copy_blocks(sources, *writer);
     }
-    write_attention_checksums(writer->file(), direct_ ? read_back_ : writer->appended_attention());
+    write_attention_checksums(writer->file(), direct_ ? checksums_ : writer->appended_attention());
     write_score_aggregates(writer->file(), layout_);
     write_offset_baselines(writer->file(), layout_);
     write_root(writer->file(), root);

@@ -79,8 +79,8 @@ class OutputSession {
   void redo(uint64_t block, const std::string& why, std::ostream& log);
   void keep_verified_blocks(std::ostream& log);       // block parts
   void keep_verified_attention(std::ostream& log);    // their attention in a kept OUT.h5.tmp
-  // CRC-32C of values [first, first + count) of the attention in OUT.h5.tmp; false if short. What it
-  // reads gives read_back_ its spans.
+  // CRC-32C of values [first, first + count) of the attention in OUT.h5.tmp, read back; false if short.
+  // What it reads gives checksums_ its spans.
   bool tmp_crc(uint64_t first, uint64_t count, uint32_t& crc);
 
   std::filesystem::path out_;
@@ -97,7 +97,10 @@ class OutputSession {
   // OUT.h5.tmp, taking each block at its commit while they come in order (block next_block_ next).
   std::unique_ptr<LayoutWriter> assembled_;
   uint64_t next_block_ = 0;
-  SpanChecksums read_back_;  // the attention in OUT.h5.tmp as the commits (and a resume's checks) read it
+  // The attention in OUT.h5.tmp as it was written (and as a resume's checks read it back), under its mutex:
+  // blocks in flight write while another commits.
+  std::mutex checksums_mutex_;
+  SpanChecksums checksums_;
 };
 
 }  // namespace attnscan
