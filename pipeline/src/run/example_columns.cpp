@@ -49,8 +49,21 @@ __attribute__((target("avx,f16c"))) void to_half_f16c(const float* src, uint16_t
   std::memcpy(dst + i, halves, (n - i) * sizeof(uint16_t));
 }
 
+// 16 at a time; the row's last n % 16 through the same instruction under a mask.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void to_half_avx512(const float* src, uint16_t* dst, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_maskz_cvtps_ph(0xFFFF, _mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  if (i == n) return;
+  const __mmask16 rest = static_cast<__mmask16>((1u << (n - i)) - 1);
+  _mm256_mask_storeu_epi16(dst + i, rest, _mm512_maskz_cvtps_ph(rest, _mm512_maskz_loadu_ps(rest, src + i), _MM_FROUND_TO_NEAREST_INT));
+}
+
 void to_half(const float* src, uint16_t* dst, std::size_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl");
   static const bool f16c = __builtin_cpu_supports("f16c");
+  if (avx512) return to_half_avx512(src, dst, n);
   if (f16c) return to_half_f16c(src, dst, n);
   for (std::size_t i = 0; i < n; ++i) dst[i] = float_to_half(src[i]);
 }

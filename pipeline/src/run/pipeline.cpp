@@ -171,7 +171,8 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 // read where the forward wrote it (which outlives these maps); shorter ones are copied out.
 struct UnpaddedMaps {
   const float* attention = nullptr;
-  std::vector<float> copied, value_norms;
+  std::unique_ptr<float[]> copied;  // not zeroed first: every value is copied in
+  std::vector<float> value_norms;
 };
 
 UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n) {
@@ -180,14 +181,14 @@ UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n) {
   if (n == S) {
     m.attention = out.attention_at(k, 0, 0);
   } else {
-    m.copied.resize(lh * n * n);
-    float* dst = m.copied.data();
+    m.copied.reset(new float[lh * n * n]);
+    float* dst = m.copied.get();
     for (int64_t l = 0; l < out.layers; ++l)
       for (int64_t h = 0; h < out.heads; ++h) {
         const float* a = out.attention_at(k, l, h);
         for (std::size_t q = 0; q < n; ++q, dst += n) std::copy(a + q * S, a + q * S + n, dst);
       }
-    m.attention = m.copied.data();
+    m.attention = m.copied.get();
   }
   if (!out.value_norms.empty()) {
     m.value_norms.resize(lh * n);
