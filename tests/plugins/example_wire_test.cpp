@@ -73,3 +73,26 @@ TEST(ExampleWire, RoundTripKeepsRolesSentencesAndTypeIds) {
               std::vector<float>(want.attention, want.attention + values));
   }
 }
+
+// Attention given as the forward's padded blocks (each head's n x n block at the top left of an S x S
+// one) reaches the worker as the same n x n blocks end to end.
+TEST(ExampleWire, PaddedBlocksArriveAsTheirUnpaddedValues) {
+  std::vector<float> contiguous;
+  sdk::Example e = roberta_example(contiguous);
+  const std::size_t n = e.size(), S = n + 5, blocks = static_cast<std::size_t>(e.layers * e.heads);
+  std::vector<float> padded(blocks * S * S, -1.0f);  // -1: padding, never to arrive
+  for (std::size_t b = 0; b < blocks; ++b)
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t c = 0; c < n; ++c) padded[(b * S + r) * S + c] = contiguous[(b * n + r) * n + c];
+  sdk::Example from_padded = e;
+  from_padded.attention = padded.data();
+  const std::vector<sdk::Example> batch = {e, from_padded};
+  const std::vector<int64_t> strides = {0, static_cast<int64_t>(S)};
+  std::vector<uint64_t> buffer((worker::encoded_size(batch, {}) + 7) / 8);
+  auto* data = reinterpret_cast<uint8_t*>(buffer.data());
+  worker::encode_batch(data, batch, {}, strides);
+  const auto decoded = worker::decode_batch(data, batch.size());
+  ASSERT_EQ(decoded.size(), 2u);
+  for (const auto& d : decoded)
+    EXPECT_EQ(std::vector<float>(d.example[0].attention, d.example[0].attention + blocks * n * n), contiguous);
+}

@@ -80,14 +80,15 @@ class DetectorRunner::Worker {
   }
 
   std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
-                                                     const std::vector<MixingMaps>& mixing) {
+                                                     const std::vector<MixingMaps>& mixing,
+                                                     const std::vector<int64_t>& strides) {
     if (pid_ <= 0) throw PluginError("the detector worker process has ended after an earlier fault");
     const std::size_t result_offset = align8(kHeaderBytes + encoded_size(batch, mixing));
     std::size_t floats = 0;
     for (const auto& d : detectors_)
       for (const auto& e : batch) floats += result_floats(d, e);
     grow(result_offset + floats * sizeof(float));
-    encode_batch(map_ + kHeaderBytes, batch, mixing);
+    encode_batch(map_ + kHeaderBytes, batch, mixing, strides);
 
     Request req{map_bytes_, result_offset, batch.size()};
     const uint64_t start = progress()->heartbeat.load();
@@ -214,7 +215,8 @@ class DetectorRunner::Pool {
     }
   }
   std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
-                                                     const std::vector<MixingMaps>& mixing) {
+                                                     const std::vector<MixingMaps>& mixing,
+                                                     const std::vector<int64_t>& strides) {
     Worker* w = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -233,7 +235,7 @@ class DetectorRunner::Pool {
         pool.ready_.notify_one();
       }
     } give_back{*this, w};
-    return w->score(batch, mixing);
+    return w->score(batch, mixing, strides);
   }
 
  private:
@@ -251,8 +253,12 @@ DetectorRunner::DetectorRunner(const std::vector<LoadedDetector>& detectors, con
 DetectorRunner::~DetectorRunner() = default;
 
 std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch,
-                                                                   const std::vector<MixingMaps>& mixing) const {
-  if (pool_) return pool_->score(batch, mixing);
+                                                                   const std::vector<MixingMaps>& mixing,
+                                                                   const std::vector<int64_t>& strides) const {
+  if (pool_) return pool_->score(batch, mixing, strides);
+  for (std::size_t k = 0; k < strides.size() && k < batch.size(); ++k)
+    if (strides[k] > 0 && static_cast<std::size_t>(strides[k]) != batch[k].size())
+      throw Error("internal: padded attention given to detectors that run in this process");
   std::vector<std::vector<sdk::ExampleScores>> out;
   for (const auto& d : detectors_) out.push_back(d.score(batch, mixing));
   return out;

@@ -41,9 +41,13 @@ class DetectorRunner {
   // Every detector's scores of every example: result[d][k] for detector d and batch[k], checked for
   // shape and values (LoadedDetector::score). Throws PluginError naming the detector and example on
   // any fault, DetectorsStopped when a stop request ended a detector. Safe to call concurrently.
-  // `mixing`: the encoder's maps per example (or empty), for detectors with such a map.
+  // `mixing`: the encoder's maps per example (or empty), for detectors with such a map. `strides`
+  // (isolated() only): each example's attention as blocks of a padded batch (encode_batch).
   std::vector<std::vector<sdk::ExampleScores>> score(const std::vector<sdk::Example>& batch,
-                                                     const std::vector<MixingMaps>& mixing = {}) const;
+                                                     const std::vector<MixingMaps>& mixing = {},
+                                                     const std::vector<int64_t>& strides = {}) const;
+  // Whether the detectors run in worker processes (which take attention in padded blocks).
+  bool isolated() const { return pool_ != nullptr; }
 
  private:
   class Worker;

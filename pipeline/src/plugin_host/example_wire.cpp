@@ -27,6 +27,15 @@ class Encoder {
     if (data_) std::memcpy(data_ + size_, v, n * sizeof(float));
     size_ += n * sizeof(float);
   }
+  // `blocks` n x n blocks, each the top left of a stride x stride one, as put_floats of them end to end.
+  void put_blocks(const float* v, std::size_t blocks, std::size_t n, std::size_t stride) {
+    size_ = align8(size_);
+    if (data_)
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (std::size_t r = 0; r < n; ++r)
+          std::memcpy(data_ + size_ + (b * n + r) * n * sizeof(float), v + (b * stride + r) * stride, n * sizeof(float));
+    size_ += blocks * n * n * sizeof(float);
+  }
   std::size_t size() const { return size_; }
 
  private:
@@ -34,7 +43,8 @@ class Encoder {
   std::size_t size_ = 0;
 };
 
-void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
+void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing,
+                 const std::vector<int64_t>& strides) {
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const sdk::Example& e = batch[k];
     w.put_text(e.id);
@@ -60,8 +70,10 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::
         w.put_text(a.relation);
       }
     }
-    const std::size_t n = e.size();
-    w.put_floats(e.attention, static_cast<std::size_t>(e.layers * e.heads) * n * n);
+    const std::size_t n = e.size(), blocks = static_cast<std::size_t>(e.layers * e.heads);
+    const std::size_t stride = k < strides.size() && strides[k] > 0 ? static_cast<std::size_t>(strides[k]) : n;
+    if (stride == n) w.put_floats(e.attention, blocks * n * n);
+    else w.put_blocks(e.attention, blocks, n, stride);
     w.put(static_cast<uint8_t>(e.value_norms != nullptr));
     if (e.value_norms) w.put_floats(e.value_norms, static_cast<std::size_t>(e.layers * e.heads) * n);
     const MixingMaps none, &m = k < mixing.size() ? mixing[k] : none;
@@ -104,13 +116,14 @@ class Decoder {
 
 std::size_t encoded_size(const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
   Encoder measure(nullptr);
-  encode_into(measure, batch, mixing);
+  encode_into(measure, batch, mixing, {});
   return measure.size();
 }
 
-void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing) {
+void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing,
+                  const std::vector<int64_t>& strides) {
   Encoder write(data);
-  encode_into(write, batch, mixing);
+  encode_into(write, batch, mixing, strides);
 }
 
 std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t examples) {

@@ -13,8 +13,11 @@ inline std::size_t align8(std::size_t n) { return (n + 7) & ~std::size_t(7); }
 
 // Bytes encode_batch() writes for `batch` and its mixing maps (per example, or empty).
 std::size_t encoded_size(const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing);
-// Writes the batch at `data` (encoded_size(batch, mixing) bytes).
-void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing);
+// Writes the batch at `data` (encoded_size(batch, mixing) bytes). strides[k] (where given and not 0): the
+// row stride of example k's attention, each head's n x n block at the top left of a strides[k]-square one
+// (the forward's padded batch), written out as n x n.
+void encode_batch(uint8_t* data, const std::vector<sdk::Example>& batch, const std::vector<MixingMaps>& mixing,
+                  const std::vector<int64_t>& strides = {});
 
 // One example as the worker scores it (one at a time, so that a fault names its example).
 struct DecodedExample {

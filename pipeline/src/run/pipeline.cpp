@@ -167,20 +167,24 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 }
 
 // Example k of a forward without the batch's padding: attention [L][H][n][n], value norms [L][H][n]
-// (empty when the forward computed none). An example as long as its batch has no padding: its attention is
-// read where the forward wrote it (which outlives these maps); shorter ones are copied out.
+// (empty when the forward computed none). Its attention is read where the forward wrote it (which
+// outlives these maps) when it is as long as its batch, or when `contiguous` is false (then `stride` is
+// the batch's length: each head's n x n block at the top left of an S x S one); else copied out.
 struct UnpaddedMaps {
   const float* attention = nullptr;
+  std::size_t stride = 0;  // of attention's rows: n where contiguous
   std::unique_ptr<float[]> copied;  // not zeroed first: every value is copied in
   std::vector<float> value_norms;
 };
 
-UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n) {
+UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n, bool contiguous) {
   UnpaddedMaps m;
   const std::size_t lh = static_cast<std::size_t>(out.layers * out.heads), S = static_cast<std::size_t>(out.seq_len);
-  if (n == S) {
+  if (n == S || !contiguous) {
     m.attention = out.attention_at(k, 0, 0);
+    m.stride = S;
   } else {
+    m.stride = n;
     m.copied.reset(new float[lh * n * n]);
     float* dst = m.copied.get();
     for (int64_t l = 0; l < out.layers; ++l)
@@ -222,7 +226,10 @@ struct BatchMixing {
 // Example k's [L][n][n] layer map `name` (kLayerMaps): rollout from its attention, the others computed.
 std::vector<float> stored_layer_map(const std::string& name, const UnpaddedMaps& maps, const BatchMixing& mixing,
                                     std::size_t k, int64_t layers, int64_t heads, std::size_t n) {
-  if (name == "rollout") return attention_rollout(maps.attention, layers, heads, n);
+  if (name == "rollout") {
+    if (maps.stride != n) throw Error("internal: rollout of padded attention");
+    return attention_rollout(maps.attention, layers, heads, n);
+  }
   const float* computed = mixing.of(k).get(parse_attention_map(name));
   if (!computed) throw Error("internal: " + name + " was not computed for this batch");
   return std::vector<float>(computed, computed + static_cast<std::size_t>(layers) * n * n);
@@ -269,7 +276,9 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     const MixingMaps m = mixing.of(k);
     mixing_maps.push_back({vz ? m.value_zeroing : nullptr, alti ? m.alti : nullptr, alti_rollout ? m.alti_rollout : nullptr});
   }
-  const auto all_results = runner.score(examples, mixing_maps);
+  std::vector<int64_t> strides;  // the worker processes take the padded blocks as they are
+  for (const auto& m : maps) strides.push_back(static_cast<int64_t>(m.stride));
+  const auto all_results = runner.score(examples, mixing_maps, strides);
   for (std::size_t di = 0; di < runner.detectors().size(); ++di) {
     const auto& d = runner.detectors()[di];
     const auto& results = all_results[di];
@@ -421,9 +430,11 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       auto out = encoder.forward(tokens, ForwardOutputs{/*hidden_states=*/false, s.value_norms});
       const BatchMixing mixing = batch_mixing(encoder, tokens, s.mixing);
       if (scoring || s.layout.value_norms || !layer_maps.empty()) {
+        // Copied out only for what reads n x n blocks: detectors in this process, the rollout.
+        const bool contiguous = (scoring && !s.detectors->isolated()) || layer_maps.count("rollout") > 0;
         std::vector<UnpaddedMaps> maps;
         for (std::size_t k = 0; k < members.size(); ++k)
-          maps.push_back(unpadded_maps(out, static_cast<int64_t>(k), encodings[members[k]].size()));
+          maps.push_back(unpadded_maps(out, static_cast<int64_t>(k), encodings[members[k]].size(), contiguous));
         if (scoring)
           score_batch(*s.detectors, members, encodings, tokenizer.pair_template(), record_rows, out, maps, mixing,
                       work->chunk);
