@@ -275,14 +275,20 @@ TEST(Integrity, AFinalFileVerifiesAndFlippedAttentionBytesAreNamed) {
       << bad.problems.front();
 }
 
-// Attention written raw into OUT.h5.tmp (the run's direct path) is checksummed as it is written: bytes
-// that change after the commit are not blessed by the finished file's checksums.
-TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
-  const fs::path path = test::scratch_dir("integrity_after_commit") / "out.h5";
-  std::ostringstream log;
+// Two blocks written raw into OUT.h5.tmp (the run's direct path) and committed, block 1's first value
+// flipped in OUT.h5.tmp before or after its commit, then the run finished: the finished file's check.
+CheckReport finished_after_a_flip(const std::string& name, bool before_commit) {
+  const fs::path path = test::scratch_dir(name) / "out.h5";
+  const auto flip_block1 = [&] {
+    const std::vector<float> block1(16, 0.125f);
+    const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
+    EXPECT_GE(at, 0);
+    flip(path.string() + ".tmp", at + 4, 2);
+  };
   {
+    std::ostringstream log;
     OutputSession s(path, "test");
-    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
+    EXPECT_TRUE(s.begin(identity(), layout(), false, log));
     AttentionPlan plan;
     plan.block_start = {{0, 0}, {1, 2 * kValuesPerExample}};
     plan.total_values = 4 * kValuesPerExample;
@@ -290,15 +296,19 @@ TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
     for (uint64_t b = 0; b < 2; ++b) {
       std::vector<float> v(2 * kValuesPerExample, b ? 0.125f : 0.25f);
       s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+      if (b == 1 && before_commit) flip_block1();
       s.commit(b, 2, block(b, false));
     }
-    const std::vector<float> block1(16, 0.125f);
-    const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
-    ASSERT_GE(at, 0);
-    flip(path.string() + ".tmp", at + 4, 2);  // block 1's first value, after its commit
+    if (!before_commit) flip_block1();
     s.finish(4, log);
   }
-  const CheckReport bad = check_layout_file(path);
+  return check_layout_file(path);
+}
+
+// Attention written raw into OUT.h5.tmp is checksummed as it is written: bytes that change after their
+// block's commit are not blessed by the finished file's checksums ...
+TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
+  const CheckReport bad = finished_after_a_flip("integrity_after_commit", false);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..128 (checksum mismatch)"), std::string::npos)
       << bad.problems.front();
@@ -307,29 +317,7 @@ TEST(Integrity, AttentionChangedAfterItsCommitFailsTheFinishedFilesChecks) {
 // ... nor bytes that change between their write and their block's commit: the commit records what was
 // written, not what the file holds by then.
 TEST(Integrity, AttentionChangedBeforeItsCommitFailsTheFinishedFilesChecks) {
-  const fs::path path = test::scratch_dir("integrity_before_commit") / "out.h5";
-  std::ostringstream log;
-  {
-    OutputSession s(path, "test");
-    ASSERT_TRUE(s.begin(identity(), layout(), false, log));
-    AttentionPlan plan;
-    plan.block_start = {{0, 0}, {1, 2 * kValuesPerExample}};
-    plan.total_values = 4 * kValuesPerExample;
-    s.plan_attention(plan, log);
-    for (uint64_t b = 0; b < 2; ++b) {
-      std::vector<float> v(2 * kValuesPerExample, b ? 0.125f : 0.25f);
-      s.write_attention(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
-      if (b == 1) {
-        const std::vector<float> block1(16, 0.125f);
-        const long at = find_bytes(path.string() + ".tmp", block1.data(), block1.size() * sizeof(float));
-        ASSERT_GE(at, 0);
-        flip(path.string() + ".tmp", at + 4, 2);  // block 1's first value, before its commit
-      }
-      s.commit(b, 2, block(b, false));
-    }
-    s.finish(4, log);
-  }
-  const CheckReport bad = check_layout_file(path);
+  const CheckReport bad = finished_after_a_flip("integrity_before_commit", true);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.problems.front().find("dataset attention/values, values 0..128 (checksum mismatch)"), std::string::npos)
       << bad.problems.front();
