@@ -7,43 +7,17 @@
 
 namespace attnscan::kernels {
 
-namespace {
-
-
-
-// exp(x) = 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]; e^r by its Taylor series to
-// r^7/7! (remainder < |r|^8/8! < 6e-9), 2^k from the exponent bits. No branch and no call, so it vectorises.
-inline float exp_nonpositive(float x) {
-  constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860682030941723e-6f;
-  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer held in the low bits
-  const float c = x < -87.3f ? -87.3f : x;
-  const float shifted = c * kLog2e + kShift;
-  const float kf = shifted - kShift;
-  const float r = (c - kf * kLn2Hi) - kf * kLn2Lo;
-  const float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  int32_t k;
-  std::memcpy(&k, &shifted, sizeof k);
-  k -= 0x4b400000;  // the bits of kShift: what is left is k
-  const uint32_t scale_bits = static_cast<uint32_t>(k + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &scale_bits, sizeof scale);
-  return x < -87.3f ? 0.0f : p * scale;
-}
-
-}  // namespace
-
-float softmax_exp(float x) { return exp_nonpositive(x); }
-
 // 16 floats: one AVX-512 register, two AVX2 ones; aligned(4) lets it load from and store to any float.
 typedef float Lanes __attribute__((vector_size(64), aligned(4)));
 constexpr int64_t kWidth = 16;
 
 namespace {
 
-// exp_nonpositive on each lane: the same operations in the same order, so the same values.
+// exp(x) = 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]; e^r by its Taylor series to
+// r^7/7! (remainder < |r|^8/8! < 6e-9), 2^k from the exponent bits; on each lane, with no branch and no call.
 __attribute__((always_inline)) inline void exp_nonpositive(const Lanes& x, Lanes& out) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693145751953125f, kLn2Lo = 1.42860682030941723e-6f;
-  constexpr float kShift = 12582912.0f;
+  constexpr float kShift = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer held in the low bits
   const Lanes c = x < -87.3f ? Lanes{} - 87.3f : x;
   const Lanes shifted = c * kLog2e + kShift;
   const Lanes kf = shifted - kShift;
@@ -56,6 +30,12 @@ __attribute__((always_inline)) inline void exp_nonpositive(const Lanes& x, Lanes
 }
 
 }  // namespace
+
+float softmax_exp(float x) {
+  Lanes e;
+  exp_nonpositive(Lanes{} + x, e);
+  return e[0];
+}
 
 // Three passes over the row: scale (and bias) with the running largest, exp with the running sum,
 // then the division. Whole vectors, the last partial one zero-padded; the sum adds the last values

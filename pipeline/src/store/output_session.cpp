@@ -111,12 +111,8 @@ bool OutputSession::tmp_crc(uint64_t first, uint64_t count, uint32_t& crc) {
     const uint64_t n = std::min(end, (at / kChecksumSpan + kSpansPerRead) * kChecksumSpan) - at;
     if (!read_all_at(fd_.get(), buf.data(), static_cast<std::size_t>(n * vs), attention_at_ + at * vs))
       return false;  // the file ends before the block's attention: truncated
-    const std::vector<SpanChecksums::Cut> cuts = SpanChecksums::cut(at, buf.data(), n, vs);
-    for (const auto& c : cuts) crc = crc32c_combine(crc, c.crc, c.count * vs);
-    {
-      std::lock_guard<std::mutex> lock(checksums_mutex_);
-      checksums_.put(cuts);
-    }
+    std::lock_guard<std::mutex> lock(checksums_mutex_);  // a resume's checks, or a commit's fallback: rare
+    crc = crc32c_combine(crc, checksums_.add(at, buf.data(), n, vs), n * vs);
     at += n;
   }
   return true;
