@@ -37,54 +37,90 @@ float softmax_exp(float x) {
   return e[0];
 }
 
-// Three passes over the row: scale (and bias) with the running largest, exp with the running sum,
-// then the division. Whole vectors, the last partial one zero-padded; the sum adds the last values
-// one by one, then the 16 partial sums in order.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_row(float* row, const float* bias, int64_t n,
-                                                                              float mul, float div) {
+// Three passes over each row of scores (in place; whole vectors, lanes past n ignored): scale (and bias)
+// with the running largest, exp with the running sum, then the division into the output row (n wide).
+// The sum adds the last partial vector's values one by one, then the 16 partial sums in order: a chain
+// of dependent adds, so R rows go together and their chains interleave (each row's numbers are those of
+// the row alone). The last partial vector stays in a register across the passes: a vector load of
+// values just stored one by one stalls the CPU for longer than the rest of the row takes.
+template <int R>
+__attribute__((always_inline)) inline void softmax_block(float* scores, int64_t ld, const float* bias, int64_t ld_bias,
+                                                         int64_t n, float mul, float div, float* out, int64_t ld_out) {
+  typedef int32_t Ints __attribute__((vector_size(64)));
   const int64_t full = n / kWidth * kWidth, rest = n - full;
-  Lanes top = Lanes{} - __FLT_MAX__;
-  for (int64_t j = 0; j < full; j += kWidth) {
-    Lanes x = *reinterpret_cast<const Lanes*>(row + j) * mul / div;
-    if (bias) x += *reinterpret_cast<const Lanes*>(bias + j);
-    *reinterpret_cast<Lanes*>(row + j) = x;
-    top = x > top ? x : top;
+  Ints lane;
+  for (int t = 0; t < kWidth; ++t) lane[t] = t;
+  const Ints real = lane < static_cast<int32_t>(rest);  // the tail's lanes that hold a key
+  Lanes sums[R], tail[R];
+  for (int r = 0; r < R; ++r) {
+    float* row = scores + r * ld;
+    const float* b = bias ? bias + r * ld_bias : nullptr;
+    Lanes top = Lanes{} - __FLT_MAX__;
+    for (int64_t j = 0; j < full; j += kWidth) {
+      Lanes x = *reinterpret_cast<const Lanes*>(row + j) * mul / div;
+      if (b) x += *reinterpret_cast<const Lanes*>(b + j);
+      *reinterpret_cast<Lanes*>(row + j) = x;
+      top = x > top ? x : top;
+    }
+    tail[r] = Lanes{};
+    if (rest > 0) {
+      tail[r] = *reinterpret_cast<const Lanes*>(row + full) * mul / div;
+      if (b) {
+        Lanes bt{};
+        std::memcpy(&bt, b + full, static_cast<std::size_t>(rest) * sizeof(float));
+        tail[r] += bt;
+      }
+      tail[r] = real ? tail[r] : Lanes{} - __FLT_MAX__;  // the row's largest is at least that already
+      top = tail[r] > top ? tail[r] : top;
+    }
+    for (int64_t w = kWidth / 2; w > 0; w /= 2)  // halving: the largest of any order is the same number
+      for (int64_t t = 0; t < w; ++t) top[t] = top[t + w] > top[t] ? top[t + w] : top[t];
+    const float max = top[0];
+    sums[r] = Lanes{};
+    for (int64_t j = 0; j < full; j += kWidth) {
+      Lanes e;
+      exp_nonpositive(*reinterpret_cast<const Lanes*>(row + j) - max, e);
+      *reinterpret_cast<Lanes*>(row + j) = e;
+      sums[r] += e;
+    }
+    if (rest > 0) exp_nonpositive(tail[r] - max, tail[r]);
   }
-  for (int64_t w = kWidth / 2; w > 0; w /= 2)  // halving: the largest of any order is the same number
-    for (int64_t t = 0; t < w; ++t) top[t] = top[t + w] > top[t] ? top[t + w] : top[t];
-  float max = top[0];
-  for (int64_t j = full; j < n; ++j) {
-    row[j] = bias ? row[j] * mul / div + bias[j] : row[j] * mul / div;
-    max = row[j] > max ? row[j] : max;
+  float sum[R] = {};
+  for (int64_t t = 0; t < rest; ++t)
+    for (int r = 0; r < R; ++r) sum[r] += tail[r][t];
+  for (int64_t t = 0; t < kWidth; ++t)
+    for (int r = 0; r < R; ++r) sum[r] += sums[r][t];
+  for (int r = 0; r < R; ++r) {
+    const float* row = scores + r * ld;
+    float* o = out + r * ld_out;
+    const float inverse = 1.0f / sum[r];
+    for (int64_t j = 0; j < full; j += kWidth) *reinterpret_cast<Lanes*>(o + j) = *reinterpret_cast<const Lanes*>(row + j) * inverse;
+    if (rest > 0) {
+      const Lanes last = tail[r] * inverse;
+      for (int64_t t = 0; t < rest; ++t) o[full + t] = last[t];
+    }
   }
-  Lanes sums{};
-  for (int64_t j = 0; j < full; j += kWidth) {
-    Lanes e;
-    exp_nonpositive(*reinterpret_cast<const Lanes*>(row + j) - max, e);
-    *reinterpret_cast<Lanes*>(row + j) = e;
-    sums += e;
-  }
-  float sum = 0.0f;
-  if (rest > 0) {
-    Lanes tail{};
-    std::memcpy(&tail, row + full, static_cast<std::size_t>(rest) * sizeof(float));
-    Lanes e;
-    exp_nonpositive(tail - max, e);
-    std::memcpy(row + full, &e, static_cast<std::size_t>(rest) * sizeof(float));
-    for (int64_t t = 0; t < rest; ++t) sum += e[t];
-  }
-  for (int64_t t = 0; t < kWidth; ++t) sum += sums[t];
-  const float inverse = 1.0f / sum;
-  for (int64_t j = 0; j < full; j += kWidth) *reinterpret_cast<Lanes*>(row + j) *= inverse;
-  for (int64_t j = full; j < n; ++j) row[j] *= inverse;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_rows(float* scores, int64_t ld,
+                                                                               const float* bias, int64_t ld_bias,
+                                                                               int64_t n, float mul, float div,
+                                                                               float* out, int64_t ld_out) {
+  constexpr int kTogether = 4;
+  int64_t i = 0;
+  for (; i + kTogether <= n; i += kTogether)
+    softmax_block<kTogether>(scores + i * ld, ld, bias ? bias + i * ld_bias : nullptr, ld_bias, n, mul, div,
+                             out + i * ld_out, ld_out);
+  for (; i < n; ++i)
+    softmax_block<1>(scores + i * ld, ld, bias ? bias + i * ld_bias : nullptr, ld_bias, n, mul, div, out + i * ld_out,
+                     ld_out);
 }
 
 namespace {
 
-constexpr int kRows = 4;  // rows of C per block: kRows accumulators share each load of B
-
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
-// kWidth columns. Each C value sums its k products in order: the same numbers for the same operands,
+// kWidth columns; R rows of C per block, whose R accumulators share each load of B. Each C value sums its
+// k products in order: the same numbers for the same operands,
 // whatever the batch. Tiny products (n x n x d per head) cost less here than a BLAS call. Always inlined,
 // so that each clone of product() compiles it for its own instruction set.
 template <int R>
@@ -111,8 +147,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void product(const 
   for (int64_t j = 0; j < cols; j += kWidth) {
     const int64_t w = std::min(kWidth, cols - j);
     int64_t i = 0;
-    for (; i + kRows <= rows; i += kRows)
-      product_block<kRows>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+    // 8 independent sums keep both FMA units busy through each one's latency; 4, then 1, for the rest.
+    for (; i + 8 <= rows; i += 8) product_block<8>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+    for (; i + 4 <= rows; i += 4) product_block<4>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
     for (; i < rows; ++i) product_block<1>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
   }
 }
@@ -127,16 +164,17 @@ void attend_head(const HeadAttention& h, Scaling scaling) {
   const float alpha = scaling == Scaling::DivideQueries ? 1.0f / root : 1.0f;
   const float mul = scaling == Scaling::MultiplyScores ? std::pow(static_cast<float>(h.d), -0.5f) : 1.0f;
   const float div = scaling == Scaling::DivideScores ? root : 1.0f;
-  // k^T, and v where its rows are not a multiple of 16 wide, copied into zero-padded rows the products read.
-  thread_local std::vector<float> keys, values;
+  // k^T in zero-padded rows, the scores n16 wide (whole vectors; past n, a key of zeros), and v where its
+  // rows are not a multiple of 16 wide, copied into zero-padded rows the products read.
+  thread_local std::vector<float> keys, scores, values;
   const int64_t n16 = padded(n), d16 = padded(d);
   keys.resize(static_cast<std::size_t>(d * n16));
   for (int64_t j = 0; j < n; ++j)
     for (int64_t t = 0; t < d; ++t) keys[static_cast<std::size_t>(t * n16 + j)] = h.k[j * h.ld_qkv + t];
   for (int64_t t = 0; t < d; ++t) std::fill(keys.begin() + t * n16 + n, keys.begin() + (t + 1) * n16, 0.0f);
-  product(h.q, h.ld_qkv, keys.data(), n16, n, d, n, alpha, h.probs, h.ld_probs);
-  for (int64_t i = 0; i < n; ++i)
-    softmax_row(h.probs + i * h.ld_probs, h.bias ? h.bias + i * h.ld_bias : nullptr, n, mul, div);
+  scores.resize(static_cast<std::size_t>(n * n16));
+  product(h.q, h.ld_qkv, keys.data(), n16, n, d, n16, alpha, scores.data(), n16);
+  softmax_rows(scores.data(), n16, h.bias, h.ld_bias, n, mul, div, h.probs, h.ld_probs);
   if (!h.ctx) return;
   const float* v = h.v;
   int64_t ld_v = h.ld_qkv;

@@ -32,7 +32,9 @@ void attend_head(const HeadAttention& h, Scaling scaling);
 // (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
 float softmax_exp(float x);
 
-// In place over one row of n: softmax(row * mul / div + bias) (bias may be null).
-void softmax_row(float* row, const float* bias, int64_t n, float mul, float div);
+// Over n rows of scores, each readable to a multiple of 16 floats (row stride ld; overwritten): out (row
+// stride ld_out) = softmax(scores * mul / div + bias) over each row's first n values (bias may be null).
+void softmax_rows(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul, float div,
+                  float* out, int64_t ld_out);
 
 }  // namespace attnscan::kernels
