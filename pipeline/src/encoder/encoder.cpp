@@ -426,15 +426,59 @@ void BertEncoder::Impl::check_batch(const TokenBatch& batch) const {
       throw Error("forward: token type " + std::to_string(t) + " out of range");
 }
 
+bool BertEncoder::Impl::summed_in_one_pass(const at::Tensor& ids, const at::Tensor& types) const {
+  const auto plain = [](const at::Tensor& t, at::ScalarType type) {
+    return !t.defined() || (t.is_cpu() && t.scalar_type() == type && t.is_contiguous() && !t.requires_grad());
+  };
+  return plain(word, at::kFloat) && plain(position, at::kFloat) && plain(token_type, at::kFloat) &&
+         plain(ids, at::kLong) && plain(types, at::kLong);
+}
+
+at::Tensor BertEncoder::Impl::summed_embeddings(const at::Tensor& ids, const at::Tensor& types, int64_t B,
+                                                int64_t S) const {
+  const auto& c = cfg;
+  const int64_t E = c.embedding_size;
+  TORCH_CHECK(ids.numel() == B * S && (!c.token_types || types.numel() == B * S), "embeddings: ", B, " x ", S, " ids");
+  TORCH_CHECK(!c.absolute_positions || c.position_offset + S <= position.size(0), "embeddings: ", S, " positions");
+  at::Tensor x = at::empty({B * S, E}, word.options());
+  const int64_t* id = ids.data_ptr<int64_t>();
+  const int64_t* type = c.token_types ? types.data_ptr<int64_t>() : nullptr;
+  const float* words = word.data_ptr<float>();
+  const float* positions = c.absolute_positions ? position.data_ptr<float>() + c.position_offset * E : nullptr;
+  const float* types_table = c.token_types ? token_type.data_ptr<float>() : nullptr;
+  const int64_t vocabulary = word.size(0), type_count = c.token_types ? token_type.size(0) : 0;
+  float* rows = x.data_ptr<float>();
+  for (int64_t t = 0; t < B * S; ++t) {
+    TORCH_CHECK(id[t] >= 0 && id[t] < vocabulary, "embeddings: token id ", id[t], " out of range");
+    TORCH_CHECK(!type || (type[t] >= 0 && type[t] < type_count), "embeddings: token type ", type[t], " out of range");
+    float* out = rows + t * E;
+    std::copy(words + id[t] * E, words + (id[t] + 1) * E, out);
+    if (positions) {
+      const float* p = positions + (t % S) * E;
+      for (int64_t e = 0; e < E; ++e) out[e] += p[e];
+    }
+    if (type) {
+      const float* y = types_table + type[t] * E;
+      for (int64_t e = 0; e < E; ++e) out[e] += y[e];
+    }
+  }
+  return x;
+}
+
 at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const {
   const auto& c = cfg;
   const int64_t E = c.embedding_size;
   // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
   // tokens, which in a right-padded row are exactly the leading n).
-  auto x = at::index_select(word, 0, ids).view({B, S, E});
-  if (c.absolute_positions) x = x + position.narrow(0, c.position_offset, S).unsqueeze(0);
-  if (c.token_types) x = x + at::index_select(token_type, 0, types).view({B, S, E});
-  x = x.view({B * S, E});
+  at::Tensor x;
+  if (summed_in_one_pass(ids, types)) {
+    x = summed_embeddings(ids, types, B, S);
+  } else {
+    x = at::index_select(word, 0, ids).view({B, S, E});
+    if (c.absolute_positions) x = x + position.narrow(0, c.position_offset, S).unsqueeze(0);
+    if (c.token_types) x = x + at::index_select(token_type, 0, types).view({B, S, E});
+    x = x.view({B * S, E});
+  }
   if (c.norm_after_projection) {  // DeBERTa: project, then normalise over hidden_size
     if (embed_project) x = (*embed_project)(x);
     return at::layer_norm(x, {c.hidden_size}, emb_ln_w, emb_ln_b, c.layer_norm_eps);

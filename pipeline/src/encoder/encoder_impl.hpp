@@ -123,6 +123,11 @@ struct BertEncoder::Impl {
   void check_batch(const TokenBatch& batch) const;
   // The embeddings' output, [B * S, hidden]: ids and types [B * S] on the device.
   at::Tensor embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const;
+  // word[id] + position[offset + s] + token_type[type] of each token in one pass, added in the order the
+  // lookups and broadcast adds of the general path add them (the same numbers), where every table is a
+  // contiguous float tensor on the CPU outside autograd.
+  bool summed_in_one_pass(const at::Tensor& ids, const at::Tensor& types) const;
+  at::Tensor summed_embeddings(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const;
   // The attention scores of queries q [..., n, head_dim] and keys k [..., head_dim, n], before the softmax.
   at::Tensor attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k, const RelativePositions& rel) const;
   SelfAttention self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
