@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace attnscan::kernels {
@@ -120,9 +121,9 @@ namespace {
 
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
 // kWidth columns; R rows of C per block, whose R accumulators share each load of B. Each C value sums its
-// k products in order: the same numbers for the same operands,
-// whatever the batch. Tiny products (n x n x d per head) cost less here than a BLAS call. Always inlined,
-// so that each clone of product() compiles it for its own instruction set.
+// k products in order: the same numbers for the same operands, whatever the batch. Tiny products (n x n
+// x d per head) cost less here than a BLAS call. Always inlined, so that each clone of product() compiles
+// it for its own instruction set.
 template <int R>
 __attribute__((always_inline)) inline void product_block(const float* a, int64_t lda, const float* b, int64_t ldb,
                                                          int64_t k, float alpha, float* c, int64_t ldc, int64_t cols) {
@@ -154,6 +155,40 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void product(const 
   }
 }
 
+// One stage of a 16 x 16 transpose in registers: rows a and b, whose indices differ in bit h, swap the
+// h-wide blocks that make bit h of a value's row and of its column trade places; after the stages for
+// h = 1, 2, 4, 8 every value (r, c) is at (c, r).
+constexpr int low_row(int h, int c) { return (c & h) ? kWidth + (c ^ h) : c; }
+constexpr int high_row(int h, int c) { return (c & h) ? kWidth + c : (c | h); }
+template <int H, int... C>
+__attribute__((always_inline)) inline void swap_blocks(Lanes& a, Lanes& b, std::integer_sequence<int, C...>) {
+  const Lanes low = __builtin_shufflevector(a, b, low_row(H, C)...);
+  const Lanes high = __builtin_shufflevector(a, b, high_row(H, C)...);
+  a = low, b = high;
+}
+template <int H>
+__attribute__((always_inline)) inline void transpose_stage(Lanes (&m)[kWidth]) {
+  for (int r = 0; r < kWidth; ++r)
+    if (!(r & H)) swap_blocks<H>(m[r], m[r | H], std::make_integer_sequence<int, kWidth>{});
+}
+
+// out (d rows of n16) = k^T (k: n rows of d, row stride ld), zero past n: 16 x 16 blocks through registers,
+// the rest one value at a time.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_keys(const float* k, int64_t ld, int64_t n,
+                                                                                 int64_t d, float* out, int64_t n16) {
+  const int64_t n_blocks = n / kWidth * kWidth, d_blocks = d / kWidth * kWidth;
+  for (int64_t j = 0; j < n_blocks; j += kWidth)
+    for (int64_t t = 0; t < d_blocks; t += kWidth) {
+      Lanes m[kWidth];
+      for (int r = 0; r < kWidth; ++r) m[r] = *reinterpret_cast<const Lanes*>(k + (j + r) * ld + t);
+      transpose_stage<1>(m), transpose_stage<2>(m), transpose_stage<4>(m), transpose_stage<8>(m);
+      for (int r = 0; r < kWidth; ++r) *reinterpret_cast<Lanes*>(out + (t + r) * n16 + j) = m[r];
+    }
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t t = j < n_blocks ? d_blocks : 0; t < d; ++t) out[t * n16 + j] = k[j * ld + t];
+  for (int64_t t = 0; t < d; ++t) std::fill(out + t * n16 + n, out + (t + 1) * n16, 0.0f);
+}
+
 int64_t padded(int64_t n) { return (n + kWidth - 1) / kWidth * kWidth; }
 
 }  // namespace
@@ -169,9 +204,7 @@ void attend_head(const HeadAttention& h, Scaling scaling) {
   thread_local std::vector<float> keys, scores, values;
   const int64_t n16 = padded(n), d16 = padded(d);
   keys.resize(static_cast<std::size_t>(d * n16));
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t t = 0; t < d; ++t) keys[static_cast<std::size_t>(t * n16 + j)] = h.k[j * h.ld_qkv + t];
-  for (int64_t t = 0; t < d; ++t) std::fill(keys.begin() + t * n16 + n, keys.begin() + (t + 1) * n16, 0.0f);
+  transpose_keys(h.k, h.ld_qkv, n, d, keys.data(), n16);
   scores.resize(static_cast<std::size_t>(n * n16));
   product(h.q, h.ld_qkv, keys.data(), n16, n, d, n16, alpha, scores.data(), n16);
   softmax_rows(scores.data(), n16, h.bias, h.ld_bias, n, mul, div, h.probs, h.ld_probs);
