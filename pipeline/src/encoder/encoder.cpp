@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "common/error.hpp"
 #include "encoder/attention_kernel.hpp"
 #include "encoder/encoder_impl.hpp"
+#include "encoder/norm_kernel.hpp"
 #include "encoder/platform.hpp"
 #include "model/tensor_names.hpp"
 
@@ -84,6 +86,53 @@ at::Tensor to_tensor(const TensorView& v) {
   // The mapping is read-only; from_blob needs a non-const pointer but the tensor is copied at once.
   auto view = at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
   return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+}
+
+namespace {
+
+// Whether kernels::layer_norm_rows gives exactly at::layer_norm's values for rows of n here: checked once
+// per (n, eps) on rows that take every path of its arithmetic for that n (varied rows, one far from zero,
+// one with an outlier; varied gamma and beta), so that under a LibTorch that computes otherwise (another
+// build, another CPU capability) ATen's own kernel stays.
+bool layer_norm_kernel_agrees(int64_t n, double eps) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, double>, bool> checked;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(n, eps);
+  if (auto it = checked.find(key); it != checked.end()) return it->second;
+  bool agrees = kernels::layer_norm_rows_supported();
+  if (agrees) {
+    const auto wave = [](int64_t count, double step) { return at::sin(at::arange(count, at::kFloat) * step); };
+    at::Tensor x = (wave(37 * n, 0.7311) * 3).view({37, n}), w = 1 + wave(n, 1.37) * 0.2, b = wave(n, 2.9) * 0.1;
+    x[1] = x[1] * 0.01 + 100;
+    x[2][n / 2] = 300;
+    const at::Tensor want = at::layer_norm(x, {n}, w, b, eps);
+    at::Tensor got = at::empty_like(x);
+    kernels::layer_norm_rows(x.data_ptr<float>(), got.data_ptr<float>(), 37, n, w.data_ptr<float>(), b.data_ptr<float>(),
+                             static_cast<float>(eps));
+    agrees = std::memcmp(want.data_ptr<float>(), got.data_ptr<float>(), static_cast<std::size_t>(37 * n) * sizeof(float)) == 0;
+  }
+  return checked[key] = agrees;
+}
+
+}  // namespace
+
+at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, double eps) {
+  const int64_t n = x.size(-1);
+  const auto fp32_rows = [n](const at::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.requires_grad() && t.size(-1) == n;
+  };
+  if (!fp32_rows(x) || !w.defined() || !b.defined() || !fp32_rows(w) || !fp32_rows(b) || w.numel() != n ||
+      b.numel() != n || !layer_norm_kernel_agrees(n, eps))
+    return at::layer_norm(x, {n}, w, b, eps);
+  const bool sole_owner = x.use_count() == 1 && x.storage().use_count() == 1;
+  at::Tensor y = sole_owner ? x : at::empty_like(x);
+  const float *in = x.data_ptr<float>(), *gamma = w.data_ptr<float>(), *beta = b.data_ptr<float>();
+  float* out = y.data_ptr<float>();
+  at::parallel_for(0, x.numel() / n, 64, [&](int64_t first, int64_t last) {
+    kernels::layer_norm_rows(in + first * n, out + first * n, last - first, n, gamma, beta, static_cast<float>(eps));
+  });
+  return y;
 }
 
 Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
@@ -312,8 +361,8 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   if (d.relative) {
     rel_embeddings = to_tensor(w.get(kRelEmbeddings));
     if (d.norm_rel_embeddings)
-      rel_embeddings = at::layer_norm(rel_embeddings, {c.hidden_size}, to_tensor(w.get(kRelNormW)),
-                                      to_tensor(w.get(kRelNormB)), c.layer_norm_eps);
+      rel_embeddings =
+          layer_norm(std::move(rel_embeddings), to_tensor(w.get(kRelNormW)), to_tensor(w.get(kRelNormB)), c.layer_norm_eps);
   }
   for (int64_t i = 0; i < c.stored_layers(); ++i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
@@ -481,9 +530,9 @@ at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& typ
   }
   if (c.norm_after_projection) {  // DeBERTa: project, then normalise over hidden_size
     if (embed_project) x = (*embed_project)(x);
-    return at::layer_norm(x, {c.hidden_size}, emb_ln_w, emb_ln_b, c.layer_norm_eps);
+    return layer_norm(std::move(x), emb_ln_w, emb_ln_b, c.layer_norm_eps);
   }
-  x = at::layer_norm(x, {E}, emb_ln_w, emb_ln_b, c.layer_norm_eps);
+  x = layer_norm(std::move(x), emb_ln_w, emb_ln_b, c.layer_norm_eps);
   if (embed_project) x = (*embed_project)(x);
   return x;
 }
@@ -538,12 +587,12 @@ at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor&
 
 at::Tensor BertEncoder::Impl::attention_input(const Layer& L, const at::Tensor& x) const {
   if (!cfg.pre_norm || !L.ln1_w.defined()) return x;
-  return at::layer_norm(x, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
+  return layer_norm(x, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
 at::Tensor BertEncoder::Impl::final_output(const at::Tensor& x) const {
   if (!final_norm_w.defined()) return x;
-  return at::layer_norm(x, {cfg.hidden_size}, final_norm_w, final_norm_b, cfg.layer_norm_eps);
+  return layer_norm(x, final_norm_w, final_norm_b, cfg.layer_norm_eps);
 }
 
 SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
@@ -611,13 +660,13 @@ at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tenso
   return L.attn_out.plus(merged, std::move(x));
 }
 
-at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, const at::Tensor& pre) const {
-  return at::layer_norm(pre, {cfg.hidden_size}, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
+at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, at::Tensor pre) const {
+  return layer_norm(std::move(pre), L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
 at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
   const auto& c = cfg;
-  auto norm = [&](const at::Tensor& t) { return at::layer_norm(t, {c.hidden_size}, L.ln2_w, L.ln2_b, c.layer_norm_eps); };
+  auto norm = [&](at::Tensor t) { return layer_norm(std::move(t), L.ln2_w, L.ln2_b, c.layer_norm_eps); };
   at::Tensor out, inter;
   {
     const at::Tensor input = c.pre_norm ? norm(y) : y;  // released before y is summed into
@@ -631,12 +680,12 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
     }
   }
   if (!out.defined()) out = L.out.plus(inter, std::move(y));  // y + out(inter), summed in the same order either way
-  return c.pre_norm ? out : norm(out);
+  return c.pre_norm ? out : norm(std::move(out));
 }
 
 at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
   at::Tensor y = attention_residual(L, merged, std::move(x));
-  return feed_forward(L, cfg.pre_norm ? std::move(y) : attention_norm(L, y));
+  return feed_forward(L, cfg.pre_norm ? std::move(y) : attention_norm(L, std::move(y)));
 }
 
 std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, int64_t copies, int64_t tokens) {

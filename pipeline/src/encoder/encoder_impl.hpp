@@ -17,6 +17,10 @@
 namespace attnscan {
 
 at::Tensor to_tensor(const TensorView& v);  // a float32 copy
+// at::layer_norm over the last dimension: its values, computed by kernels::layer_norm_rows where that was
+// shown to give exactly them (in place where x is the only handle on its storage), by ATen otherwise
+// (and wherever a gradient flows).
+at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, double eps);
 
 struct Linear {
   at::Tensor weight;  // [out, in] for the BLAS (or CUDA); undefined when packed
@@ -145,7 +149,7 @@ struct BertEncoder::Impl {
   // The attention block's output before its LayerNorm: the output projection of the merged context
   // [B * S, hidden] plus the residual x, the layer's input [B * S, hidden].
   at::Tensor attention_residual(const Layer& L, const at::Tensor& merged, at::Tensor x) const;
-  at::Tensor attention_norm(const Layer& L, const at::Tensor& pre) const;  // the first LayerNorm (post-norm)
+  at::Tensor attention_norm(const Layer& L, at::Tensor pre) const;  // the first LayerNorm (post-norm)
   // What the layer's query, key and value projection reads: x, or (pre-norm) its norm of x.
   at::Tensor attention_input(const Layer& L, const at::Tensor& x) const;
   // The last layer's output as the model returns it (pre-norm models: through the final norm).

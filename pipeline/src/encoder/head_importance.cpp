@@ -88,7 +88,7 @@ at::Tensor head_loss(const BertEncoder::Impl& m, const at::Tensor& hidden /*[R, 
   const int64_t H = hidden.size(2), M = static_cast<int64_t>(flat_masked.size());
   auto where = at::from_blob(const_cast<int64_t*>(flat_masked.data()), {M}, opts).clone().to(m.device);
   auto z = activate(at::linear(hidden.reshape({-1, H}).index_select(0, where), h.dense_w, h.dense_b), h.head.activation);
-  z = at::layer_norm(z, {z.size(1)}, h.norm_w, h.norm_b, h.head.norm_eps);
+  z = layer_norm(std::move(z), h.norm_w, h.norm_b, h.head.norm_eps);
   auto logits = at::linear(z, h.out_w, h.out_b);
   auto target = at::from_blob(const_cast<int64_t*>(targets.data()), {M}, opts).clone().to(m.device);
   auto w = at::from_blob(const_cast<float*>(weights.data()), {M}).clone().to(m.device);
