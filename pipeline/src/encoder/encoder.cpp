@@ -122,7 +122,7 @@ at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, do
   const auto fp32_rows = [n](const at::Tensor& t) {
     return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.requires_grad() && t.size(-1) == n;
   };
-  if (!fp32_rows(x) || !w.defined() || !b.defined() || !fp32_rows(w) || !fp32_rows(b) || w.numel() != n ||
+  if (n < 1 || !fp32_rows(x) || !w.defined() || !b.defined() || !fp32_rows(w) || !fp32_rows(b) || w.numel() != n ||
       b.numel() != n || !layer_norm_kernel_agrees(n, eps))
     return at::layer_norm(x, {n}, w, b, eps);
   const bool sole_owner = x.use_count() == 1 && x.storage().use_count() == 1;
@@ -479,8 +479,10 @@ bool BertEncoder::Impl::summed_in_one_pass(const at::Tensor& ids, const at::Tens
   const auto plain = [](const at::Tensor& t, at::ScalarType type) {
     return !t.defined() || (t.is_cpu() && t.scalar_type() == type && t.is_contiguous() && !t.requires_grad());
   };
-  return plain(word, at::kFloat) && plain(position, at::kFloat) && plain(token_type, at::kFloat) &&
-         plain(ids, at::kLong) && plain(types, at::kLong);
+  const auto table = [this, &plain](const at::Tensor& t) {
+    return plain(t, at::kFloat) && (!t.defined() || (t.dim() == 2 && t.size(1) == cfg.embedding_size));
+  };
+  return table(word) && table(position) && table(token_type) && plain(ids, at::kLong) && plain(types, at::kLong);
 }
 
 at::Tensor BertEncoder::Impl::summed_embeddings(const at::Tensor& ids, const at::Tensor& types, int64_t B,
