@@ -108,13 +108,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_rows(f
                                                                                int64_t n, float mul, float div,
                                                                                float* out, int64_t ld_out) {
   constexpr int kTogether = 4;
+  const auto bias_of = [&](int64_t i) { return bias ? bias + i * ld_bias : nullptr; };
   int64_t i = 0;
   for (; i + kTogether <= n; i += kTogether)
-    softmax_block<kTogether>(scores + i * ld, ld, bias ? bias + i * ld_bias : nullptr, ld_bias, n, mul, div,
-                             out + i * ld_out, ld_out);
-  for (; i < n; ++i)
-    softmax_block<1>(scores + i * ld, ld, bias ? bias + i * ld_bias : nullptr, ld_bias, n, mul, div, out + i * ld_out,
-                     ld_out);
+    softmax_block<kTogether>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+  for (; i < n; ++i) softmax_block<1>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
 }
 
 namespace {

@@ -119,11 +119,11 @@ bool layer_norm_kernel_agrees(int64_t n, double eps) {
 
 at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, double eps) {
   const int64_t n = x.size(-1);
-  const auto fp32_rows = [n](const at::Tensor& t) {
-    return t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.requires_grad() && t.size(-1) == n;
+  const auto plain_fp32 = [](const at::Tensor& t) {
+    return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.requires_grad();
   };
-  if (n < 1 || !fp32_rows(x) || !w.defined() || !b.defined() || !fp32_rows(w) || !fp32_rows(b) || w.numel() != n ||
-      b.numel() != n || !layer_norm_kernel_agrees(n, eps))
+  if (n < 1 || !plain_fp32(x) || !plain_fp32(w) || !plain_fp32(b) || w.numel() != n || b.numel() != n ||
+      !layer_norm_kernel_agrees(n, eps))
     return at::layer_norm(x, {n}, w, b, eps);
   const bool sole_owner = x.use_count() == 1 && x.storage().use_count() == 1;
   at::Tensor y = sole_owner ? x : at::empty_like(x);

@@ -3,8 +3,8 @@
 // each row's mean and variance with Welford steps over 8 lanes, in chunks of 16 vectors merged pairwise,
 // then the lanes one by one, and normalises with two FMAs; every step waits for the one before, so a row
 // takes ~0.7 ns per value. Here the same arithmetic runs on 4 rows side by side: the same numbers, at a
-// fraction of the time. The encoder uses it only where it has checked at load that it gives exactly
-// at::layer_norm's values (it falls back to ATen otherwise). Standard library only.
+// fraction of the time. The encoder uses it only where it has checked, at the first use for a row width,
+// that it gives exactly at::layer_norm's values (it falls back to ATen otherwise). Standard library only.
 #include <cstdint>
 
 namespace attnscan::kernels {
