@@ -330,13 +330,43 @@ def test_kill_and_resume():
     assert not os.path.exists(target + ".parts")
 
 
+def assert_stop_signals_wait_on_their_own_thread(pid):
+    """No compute thread takes SIGINT, SIGTERM or SIGUSR1 (a handler run inside oneDNN's AVX2 kernels corrupted
+    the heap): the main thread and the threads it starts block them; one thread waits for them in sigwait.
+    A thread a library started at load cannot be masked; it may only sleep (a pool's futex wait)."""
+    stop_bits = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGUSR1 - 1))
+    waiting, unmasked = 0, []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                blocked = int(next(l for l in f if l.startswith("SigBlk:")).split()[1], 16)
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                wchan = f.read()
+        except (FileNotFoundError, ProcessLookupError):  # a thread that just ended
+            continue
+        if "sigtimedwait" in wchan:
+            waiting += 1
+        elif blocked & stop_bits != stop_bits:
+            unmasked.append((int(tid), wchan))
+    assert waiting == 1, f"{waiting} threads wait for the stop signals"
+    assert all(tid != pid and "futex" in wchan for tid, wchan in unmasked), unmasked
+
+
 def test_sigint_stops_cleanly_and_refuses_changed_resume():
     model_dir()
     need_datasets()
     target = out("int.h5")
     args = [*STSB_DEV, "--set", "pipeline.block_rows=64", "-o", target]
     p = subprocess.Popen([BIN, "run", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    time.sleep(2.0)
+    try:
+        for _ in range(10):
+            assert_stop_signals_wait_on_their_own_thread(p.pid)
+            time.sleep(0.1)
+    except AssertionError:
+        p.kill()
+        p.communicate()
+        raise
     p.send_signal(signal.SIGINT)
     _, err = p.communicate()
     assert p.returncode == 130, (p.returncode, err)

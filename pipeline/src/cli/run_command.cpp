@@ -1,6 +1,4 @@
 // `attnscan run`: the main job, configured by YAML and --set, resumable and shardable.
-#include <signal.h>
-
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iomanip>
@@ -8,6 +6,7 @@
 
 #include "config/run_config.hpp"
 #include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
 #include "run/run_job.hpp"
 
 namespace po = boost::program_options;
@@ -15,9 +14,6 @@ namespace po = boost::program_options;
 namespace attnscan::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 int env_int(const char* name) {
   const char* v = std::getenv(name);
@@ -117,13 +113,8 @@ int run_command(const std::vector<std::string>& args) {
   req.overwrite = vm.count("overwrite") > 0;
   req.progress = vm.count("no-progress") == 0;
 
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);  // SLURM's warning before the time limit (--signal=USR1@T)
-  return run_job(req, g_stop, std::cerr);
+  const StopSignals signals;
+  return run_job(req, signals.requested(), std::cerr);
 }
 
 }  // namespace attnscan::cli
