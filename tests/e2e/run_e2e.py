@@ -866,6 +866,10 @@ def test_config_errors():
     p = run("run", "-c", "configs/default.yaml", "--set", "output.layers=0,9", "--set", "output.path=" + out("l.h5"),
             check=False)
     assert p.returncode != 0 and "index 9 is out of range (there are 6)" in p.stderr, p.stderr
+    p = run("run", "configs/default.yaml", "-o", out("positional.h5"), check=False)  # the YAML without -c
+    assert p.returncode != 0 and "unexpected argument 'configs/default.yaml' (a YAML configuration is given with -c" \
+        in p.stderr, p.stderr
+    assert not os.path.exists(out("positional.h5"))
 
 
 ALL_DETECTORS = ["next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",

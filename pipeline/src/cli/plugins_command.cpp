@@ -4,6 +4,7 @@
 
 #include "plugin_host/plugin_host.hpp"
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 
 namespace po = boost::program_options;
 
@@ -14,9 +15,8 @@ int plugins_command(const std::vector<std::string>& args) {
   po::options_description opts("attnscan plugins: list the detector plugins found");
   opts.add_options()("help,h", "show this help")("plugin-path", po::value(&paths)->composing(),
                                                    "extra folder to search first (repeatable)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
+  std::vector<std::string> none;
+  const po::variables_map vm = parse_with_files(args, opts, none, 0);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;

@@ -6,6 +6,7 @@
 
 #include "config/run_config.hpp"
 #include "cli/commands.hpp"
+#include "cli/positional.hpp"
 #include "cli/stop_signals.hpp"
 #include "run/run_job.hpp"
 
@@ -80,9 +81,8 @@ int run_command(const std::vector<std::string>& args) {
       "process shard i of N (blocks b with b % N == i); auto: this SLURM array task's; auto/N: task id of N")(
       "overwrite", "discard an existing output or unfinished parts instead of resuming")(
       "dump-config", "print the effective configuration and exit")("no-progress", "no progress bar or log lines");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
+  std::vector<std::string> none;
+  const po::variables_map vm = parse_with_files(args, opts, none, 0);
   if (vm.count("help")) {
     std::cout << opts << "\nConfiguration options (defaults < YAML < --set):\n";
     for (const auto& o : config_options())
