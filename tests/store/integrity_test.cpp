@@ -152,11 +152,11 @@ TEST(Crc32c, MatchesTheStandardCheckValueAndChains) {
 }
 
 TEST(Crc32c, HardwareAndTablePathsAgreeOnEveryLengthAndAlignment) {
-  std::vector<uint8_t> bytes(1024 + 16);
+  std::vector<uint8_t> bytes(100003 + 16);
   uint32_t x = 12345;
   for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
-  for (std::size_t start = 0; start < 8; ++start)
-    for (std::size_t n : {0, 1, 7, 8, 9, 63, 64, 65, 1000}) {
+  for (std::size_t start = 0; start < 8; ++start)  // from 12,288 bytes on, three chains over 4,096-byte stripes
+    for (std::size_t n : {0, 1, 7, 8, 9, 63, 64, 65, 1000, 12287, 12288, 12295, 24576, 40000, 100003}) {
       EXPECT_EQ(crc32c(bytes.data() + start, n), crc32c_portable(bytes.data() + start, n)) << start << " " << n;
       EXPECT_EQ(crc32c(bytes.data() + start, n, 0xDEADBEEF), crc32c_portable(bytes.data() + start, n, 0xDEADBEEF));
     }

@@ -30,22 +30,6 @@ const Tables& tables() {
   return tab;
 }
 
-#if defined(__x86_64__)
-// SSE4.2's crc32 instruction computes CRC-32C; 8 bytes per instruction, some 20x the tables' rate.
-__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::size_t n, uint32_t crc) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t c = ~crc;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);  // x86 is little-endian, the byte order the checksum is defined on
-    c = _mm_crc32_u64(c, word);
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
-  return ~c32;
-}
-#endif
-
 // Polynomials over GF(2) modulo the Castagnoli polynomial, in the reflected order of the checksum
 // (bit 31 is x^0): the product a * b.
 uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
@@ -70,6 +54,54 @@ uint32_t x_to_the(uint64_t n) {
     if (n & 1) power = multiply_mod_p(x_2k[k], power);
   return power;
 }
+
+#if defined(__x86_64__)
+// Multiplication by one fixed polynomial, a linear map of the 32-bit remainder: a table per byte.
+struct ShiftTables {
+  std::array<std::array<uint32_t, 256>, 4> t{};
+  explicit ShiftTables(uint32_t by) {
+    for (uint32_t j = 0; j < 4; ++j)
+      for (uint32_t v = 0; v < 256; ++v) t[j][v] = multiply_mod_p(v << (8 * j), by);
+  }
+  uint32_t operator()(uint32_t a) const { return t[0][a & 0xff] ^ t[1][(a >> 8) & 0xff] ^ t[2][(a >> 16) & 0xff] ^ t[3][a >> 24]; }
+};
+
+// SSE4.2's crc32 instruction computes CRC-32C, 8 bytes at a time. It takes 3 cycles and can start one a cycle,
+// so each block of 3 stripes runs three chains side by side, joined by moving the first two past the bytes
+// after them (remainder * x^(8 * bytes)): about 3x one chain's rate.
+constexpr std::size_t kStripe = 4096;
+
+__attribute__((target("sse4.2"))) uint64_t crc32c_one_chain(const uint8_t*& p, std::size_t& n, uint64_t c) {
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);  // x86 is little-endian, the byte order the checksum is defined on
+    c = _mm_crc32_u64(c, word);
+  }
+  return c;
+}
+
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::size_t n, uint32_t crc) {
+  static const ShiftTables past_one(x_to_the(8 * kStripe)), past_two(x_to_the(16 * kStripe));
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t c = ~crc;  // the remainder itself, without the inversions
+  for (; n >= 3 * kStripe; n -= 3 * kStripe, p += 3 * kStripe) {
+    uint64_t a = c, b = 0, d = 0;
+    for (std::size_t i = 0; i < kStripe; i += 8) {
+      uint64_t wa, wb, wd;
+      std::memcpy(&wa, p + i, 8);
+      std::memcpy(&wb, p + kStripe + i, 8);
+      std::memcpy(&wd, p + 2 * kStripe + i, 8);
+      a = _mm_crc32_u64(a, wa);
+      b = _mm_crc32_u64(b, wb);
+      d = _mm_crc32_u64(d, wd);
+    }
+    c = past_two(static_cast<uint32_t>(a)) ^ past_one(static_cast<uint32_t>(b)) ^ static_cast<uint32_t>(d);
+  }
+  uint32_t c32 = static_cast<uint32_t>(crc32c_one_chain(p, n, c));
+  for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
+  return ~c32;
+}
+#endif
 
 }  // namespace
 
