@@ -16,6 +16,7 @@
 #include "run/memory_limit.hpp"
 #include "run/pipeline.hpp"
 #include "run/progress.hpp"
+#include "common/remembered_digest.hpp"
 #include "common/sha256.hpp"
 #include "store/byte_count.hpp"
 #include "store/h5_file.hpp"
@@ -67,11 +68,11 @@ RootInfo describe_run(const RunRequest& req, const fs::path& model_dir, const Lo
   root.shard_index = req.shard_index;
   root.shard_count = req.shard_count;
   root.identity.config_identity = req.config_identity;
-  root.identity.model_sha256 = sha256_file(model.files.weights);
+  root.identity.model_sha256 = remembered_sha256_file(model.files.weights);
   std::string dataset_hashes;
   for (const auto& f : dataset_files(req.config.dataset)) {
     root.dataset += (root.dataset.empty() ? "" : ", ") + fs::absolute(f).string();
-    dataset_hashes += sha256_file(f);
+    dataset_hashes += remembered_sha256_file(f);
   }
   root.identity.dataset_sha256 = sha256_text(dataset_hashes);
   return root;
