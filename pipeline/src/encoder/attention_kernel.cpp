@@ -38,6 +38,37 @@ float softmax_exp(float x) {
   return e[0];
 }
 
+// One stage of a 16 x 16 transpose in registers: rows a and b, whose indices differ in bit h, swap the
+// h-wide blocks that make bit h of a value's row and of its column trade places; after the stages for
+// h = 1, 2, 4, 8 every value (r, c) is at (c, r).
+constexpr int low_row(int h, int c) { return (c & h) ? kWidth + (c ^ h) : c; }
+constexpr int high_row(int h, int c) { return (c & h) ? kWidth + c : (c | h); }
+template <int H, int... C>
+__attribute__((always_inline)) inline void swap_blocks(Lanes& a, Lanes& b, std::integer_sequence<int, C...>) {
+  const Lanes low = __builtin_shufflevector(a, b, low_row(H, C)...);
+  const Lanes high = __builtin_shufflevector(a, b, high_row(H, C)...);
+  a = low, b = high;
+}
+template <int H>
+__attribute__((always_inline)) inline void transpose_stage(Lanes (&m)[kWidth]) {
+  for (int r = 0; r < kWidth; ++r)
+    if (!(r & H)) swap_blocks<H>(m[r], m[r | H], std::make_integer_sequence<int, kWidth>{});
+}
+__attribute__((always_inline)) inline void transpose(Lanes (&m)[kWidth]) {
+  transpose_stage<1>(m), transpose_stage<2>(m), transpose_stage<4>(m), transpose_stage<8>(m);
+}
+
+// The largest lane, by halving in registers (the largest of any order is the same number): lane t
+// takes lane t + w where that is larger, w = 8, 4, 2, 1.
+__attribute__((always_inline)) inline float largest(Lanes v) {
+  const auto fold = [&v](const Lanes& upper) { v = upper > v ? upper : v; };
+  fold(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15));
+  fold(__builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7));
+  fold(__builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3));
+  fold(__builtin_shufflevector(v, v, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+  return v[0];
+}
+
 // Three passes over each row of scores (in place; whole vectors, lanes past n ignored): scale (and bias)
 // with the running largest, exp with the running sum, then the division into the output row (n wide).
 // The sum adds the last partial vector's values one by one, then the 16 partial sums in order: a chain
@@ -74,9 +105,7 @@ __attribute__((always_inline)) inline void softmax_block(float* scores, int64_t 
       tail[r] = real ? tail[r] : Lanes{} - __FLT_MAX__;  // the row's largest is at least that already
       top = tail[r] > top ? tail[r] : top;
     }
-    for (int64_t w = kWidth / 2; w > 0; w /= 2)  // halving: the largest of any order is the same number
-      for (int64_t t = 0; t < w; ++t) top[t] = top[t + w] > top[t] ? top[t + w] : top[t];
-    const float max = top[0];
+    const float max = largest(top);
     sums[r] = Lanes{};
     for (int64_t j = 0; j < full; j += kWidth) {
       Lanes e;
@@ -87,10 +116,21 @@ __attribute__((always_inline)) inline void softmax_block(float* scores, int64_t 
     if (rest > 0) exp_nonpositive(tail[r] - max, tail[r]);
   }
   float sum[R] = {};
-  for (int64_t t = 0; t < rest; ++t)
-    for (int r = 0; r < R; ++r) sum[r] += tail[r][t];
-  for (int64_t t = 0; t < kWidth; ++t)
-    for (int r = 0; r < R; ++r) sum[r] += sums[r][t];
+  if constexpr (R == kWidth) {  // 16 rows' chains in the lanes of one vector: lane r adds row r's terms in order
+    Lanes by_lane[kWidth], total{};
+    std::copy(tail, tail + R, by_lane);
+    transpose(by_lane);
+    for (int64_t t = 0; t < rest; ++t) total += by_lane[t];
+    std::copy(sums, sums + R, by_lane);
+    transpose(by_lane);
+    for (int64_t t = 0; t < kWidth; ++t) total += by_lane[t];
+    for (int r = 0; r < R; ++r) sum[r] = total[r];
+  } else {
+    for (int64_t t = 0; t < rest; ++t)
+      for (int r = 0; r < R; ++r) sum[r] += tail[r][t];
+    for (int64_t t = 0; t < kWidth; ++t)
+      for (int r = 0; r < R; ++r) sum[r] += sums[r][t];
+  }
   for (int r = 0; r < R; ++r) {
     const float* row = scores + r * ld;
     float* o = out + r * ld_out;
@@ -107,11 +147,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_rows(f
                                                                                const float* bias, int64_t ld_bias,
                                                                                int64_t n, float mul, float div,
                                                                                float* out, int64_t ld_out) {
-  constexpr int kTogether = 4;
   const auto bias_of = [&](int64_t i) { return bias ? bias + i * ld_bias : nullptr; };
   int64_t i = 0;
-  for (; i + kTogether <= n; i += kTogether)
-    softmax_block<kTogether>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+  for (; i + kWidth <= n; i += kWidth)
+    softmax_block<kWidth>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+  for (; i + 4 <= n; i += 4)
+    softmax_block<4>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
   for (; i < n; ++i) softmax_block<1>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
 }
 
@@ -153,23 +194,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void product(const 
   }
 }
 
-// One stage of a 16 x 16 transpose in registers: rows a and b, whose indices differ in bit h, swap the
-// h-wide blocks that make bit h of a value's row and of its column trade places; after the stages for
-// h = 1, 2, 4, 8 every value (r, c) is at (c, r).
-constexpr int low_row(int h, int c) { return (c & h) ? kWidth + (c ^ h) : c; }
-constexpr int high_row(int h, int c) { return (c & h) ? kWidth + c : (c | h); }
-template <int H, int... C>
-__attribute__((always_inline)) inline void swap_blocks(Lanes& a, Lanes& b, std::integer_sequence<int, C...>) {
-  const Lanes low = __builtin_shufflevector(a, b, low_row(H, C)...);
-  const Lanes high = __builtin_shufflevector(a, b, high_row(H, C)...);
-  a = low, b = high;
-}
-template <int H>
-__attribute__((always_inline)) inline void transpose_stage(Lanes (&m)[kWidth]) {
-  for (int r = 0; r < kWidth; ++r)
-    if (!(r & H)) swap_blocks<H>(m[r], m[r | H], std::make_integer_sequence<int, kWidth>{});
-}
-
 // out (d rows of n16) = k^T (k: n rows of d, row stride ld), zero past n: 16 x 16 blocks through registers,
 // the rest one value at a time.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_keys(const float* k, int64_t ld, int64_t n,
@@ -179,7 +203,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void transpose_keys
     for (int64_t t = 0; t < d_blocks; t += kWidth) {
       Lanes m[kWidth];
       for (int r = 0; r < kWidth; ++r) m[r] = *reinterpret_cast<const Lanes*>(k + (j + r) * ld + t);
-      transpose_stage<1>(m), transpose_stage<2>(m), transpose_stage<4>(m), transpose_stage<8>(m);
+      transpose(m);
       for (int r = 0; r < kWidth; ++r) *reinterpret_cast<Lanes*>(out + (t + r) * n16 + j) = m[r];
     }
   for (int64_t j = 0; j < n; ++j)
