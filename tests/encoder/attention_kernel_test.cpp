@@ -1,9 +1,12 @@
-// kernels::attend_head against a double-precision reference written out loop by loop (std::exp in double).
+// kernels::attend_head against a double-precision reference written out loop by loop (std::exp in double),
+// each body the CPU can run; the AVX2 body against the plain one, bit for bit.
 #include "encoder/attention_kernel.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <vector>
@@ -70,9 +73,9 @@ Reference reference(const std::vector<float>& qkv, const std::vector<float>& bia
 
 // One head of n tokens laid out as the encoder's projection holds it (q | k | v | another head's columns),
 // written into a padded S x S block and a context with other heads' columns: both must keep what is outside.
-void check(int64_t n, int64_t d, Scaling scaling, bool with_bias) {
+void check(int64_t n, int64_t d, Scaling scaling, bool with_bias, KernelIsa isa) {
   SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " scaling=" + std::to_string(static_cast<int>(scaling)) +
-               " bias=" + std::to_string(with_bias));
+               " bias=" + std::to_string(with_bias) + " body=" + std::to_string(static_cast<int>(isa)));
   std::mt19937 rng(static_cast<unsigned>(n * 131 + d));
   std::normal_distribution<float> normal(0.0f, 1.5f);
   const int64_t ld = 3 * d + 5, S = n + 3, ld_ctx = d + 7;
@@ -88,7 +91,7 @@ void check(int64_t n, int64_t d, Scaling scaling, bool with_bias) {
   if (with_bias) h.bias = bias.data(), h.ld_bias = n;
   h.ctx = ctx.data();
   h.ld_ctx = ld_ctx;
-  attend_head(h, scaling);
+  attend_head_with(h, scaling, isa);
   const Reference r = reference(qkv, bias, n, d, ld, scaling);
   double worst_p = 0, worst_c = 0;
   for (int64_t i = 0; i < S; ++i)
@@ -111,11 +114,45 @@ void check(int64_t n, int64_t d, Scaling scaling, bool with_bias) {
   EXPECT_LE(worst_c, 1e-5);
 }
 
+constexpr KernelIsa kBodies[] = {KernelIsa::Plain, KernelIsa::Avx2, KernelIsa::Avx512};
+
 TEST(AttendHead, EqualsTheDoubleReferenceForEveryScalingWithAndWithoutBias) {
-  for (int64_t n : {1, 2, 15, 16, 17, 50, 128})
+  for (KernelIsa isa : kBodies) {
+    if (!cpu_has(isa)) {
+      std::cout << "note: this CPU lacks the instruction set of body " << static_cast<int>(isa) << ": not run\n";
+      continue;
+    }
+    for (int64_t n : {1, 2, 15, 16, 17, 50, 128})
+      for (int64_t d : {8, 24, 32, 64})
+        for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores})
+          for (bool bias : {false, true}) check(n, d, s, bias, isa);
+  }
+}
+
+// The AVX2 body holds 16 floats as two halves; each lane sees the plain body's operations in its order.
+TEST(AttendHead, TheAvx2BodyGivesThePlainBodysNumbersBitForBit) {
+  if (!cpu_has(KernelIsa::Avx2)) GTEST_SKIP() << "this CPU has no AVX2";
+  for (int64_t n : {1, 7, 16, 17, 33, 52, 100, 140})
     for (int64_t d : {8, 24, 32, 64})
-      for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores})
-        for (bool bias : {false, true}) check(n, d, s, bias);
+      for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores}) {
+        std::mt19937 rng(static_cast<unsigned>(n * 7 + d));
+        std::normal_distribution<float> normal(0.0f, 2.5f);
+        const int64_t ld = 3 * d + 5;
+        std::vector<float> qkv(static_cast<std::size_t>(n * ld)), bias(static_cast<std::size_t>(n * n));
+        for (auto& v : qkv) v = normal(rng);
+        for (auto& v : bias) v = normal(rng);
+        bias[0] = std::numeric_limits<float>::lowest();
+        std::vector<float> probs[2], ctx[2];
+        for (int k = 0; k < 2; ++k) {
+          probs[k].assign(static_cast<std::size_t>(n * n), 0.0f);
+          ctx[k].assign(static_cast<std::size_t>(n * d), 0.0f);
+          HeadAttention h = head_over(qkv, n, d, ld, probs[k], n);
+          h.bias = bias.data(), h.ld_bias = n, h.ctx = ctx[k].data(), h.ld_ctx = d;
+          attend_head_with(h, s, k == 0 ? KernelIsa::Plain : KernelIsa::Avx2);
+        }
+        ASSERT_EQ(std::memcmp(probs[0].data(), probs[1].data(), probs[0].size() * sizeof(float)), 0) << n << " " << d;
+        ASSERT_EQ(std::memcmp(ctx[0].data(), ctx[1].data(), ctx[0].size() * sizeof(float)), 0) << n << " " << d;
+      }
 }
 
 TEST(AttendHead, AMaskedKeyWeighsExactlyZero) {

@@ -3,7 +3,7 @@
 // probabilities and the merged context: q and v are read where the projection wrote them (k through one
 // transposed copy), the context lands in its head's columns, the products are the kernel's own (register
 // blocks; a BLAS call costs more than an n x n x d product) and the scaling, bias and softmax are three
-// passes over each row in whole vectors, cloned for what the CPU has.
+// passes over each row in whole vectors, with a body for each instruction set (AVX-512, AVX2, plain).
 // Standard library only (LibTorch stays in encoder.cpp).
 #include <cstdint>
 
@@ -32,9 +32,11 @@ void attend_head(const HeadAttention& h, Scaling scaling);
 // (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
 float softmax_exp(float x);
 
-// Over n rows of scores, each readable to a multiple of 16 floats (row stride ld; overwritten): out (row
-// stride ld_out) = softmax(scores * mul / div + bias) over each row's first n values (bias may be null).
-void softmax_rows(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul, float div,
-                  float* out, int64_t ld_out);
+// The instruction sets attend_head has a body for; it runs the widest the CPU has. The AVX2 body gives the
+// plain body's numbers bit for bit; the AVX-512 body rounds differently where it contracts a multiply and
+// an add (tests run each body the CPU has).
+enum class KernelIsa { Plain, Avx2, Avx512 };
+bool cpu_has(KernelIsa isa);
+void attend_head_with(const HeadAttention& h, Scaling scaling, KernelIsa isa);
 
 }  // namespace attnscan::kernels
