@@ -41,7 +41,7 @@ from compare_bench import (CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flo
 
 # (bucket, test on (dso, symbol)); the first that matches takes the sample.
 BUCKETS = [
-    ("GEMM kernels", lambda d, s: re.search(r"gemm.*kernel|kernel.*gemm|brgemm|gemv|kernels::.*::product\b", s) is not None
+    ("GEMM kernels", lambda d, s: re.search(r"gemm.*kernel|kernel.*gemm|brgemm|gemv|kernels::.*::product(_[a-z0-9]+)?\b", s) is not None
         or re.match(r"\[JIT\]|perf-\d+\.map|\[unknown\]|//anon", d) is not None),
     ("packing (BLAS copies, oneDNN reorders)", lambda d, s: re.match(r"libopenblas|libblas|libdnnl|libmkldnn|libtorch", d)
         is not None and re.search(r"copy|reorder|pack", s) is not None),

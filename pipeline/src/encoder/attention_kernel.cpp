@@ -290,7 +290,24 @@ KERNEL_INLINE void transpose_keys(const float* k, int64_t ld, int64_t n, int64_t
 
 int64_t padded(int64_t n) { return (n + kWidth - 1) / kWidth * kWidth; }
 
-template <class V>
+// The products of each body, apart (not inlined), so that a profile tells them from the softmax.
+using Product = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int64_t, int64_t, float, float*, int64_t);
+__attribute__((target("avx512f"), noinline)) void product_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                                int64_t rows, int64_t k, int64_t cols, float alpha,
+                                                                float* c, int64_t ldc) {
+  product<Wide>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
+}
+__attribute__((target("avx2"), noinline)) void product_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                           int64_t rows, int64_t k, int64_t cols, float alpha, float* c,
+                                                           int64_t ldc) {
+  product<Twin>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
+}
+__attribute__((noinline)) void product_plain(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                                             int64_t k, int64_t cols, float alpha, float* c, int64_t ldc) {
+  product<Wide>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
+}
+
+template <class V, Product kProduct>
 KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
   const int64_t n = h.n, d = h.d;
   const float root = std::sqrt(static_cast<float>(h.d));
@@ -304,7 +321,7 @@ KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
   keys.resize(static_cast<std::size_t>(d * n16));
   transpose_keys<V>(h.k, h.ld_qkv, n, d, keys.data(), n16);
   scores.resize(static_cast<std::size_t>(n * n16));
-  product<V>(h.q, h.ld_qkv, keys.data(), n16, n, d, n16, alpha, scores.data(), n16);
+  kProduct(h.q, h.ld_qkv, keys.data(), n16, n, d, n16, alpha, scores.data(), n16);
   softmax_rows_as<V>(scores.data(), n16, h.bias, h.ld_bias, n, mul, div, h.probs, h.ld_probs);
   if (!h.ctx) return;
   const float* v = h.v;
@@ -314,13 +331,13 @@ KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(values.data() + j * d16, h.v + j * h.ld_qkv, static_cast<std::size_t>(d) * sizeof(float));
     v = values.data(), ld_v = d16;
   }
-  product<V>(h.probs, h.ld_probs, v, ld_v, n, n, d, 1.0f, h.ctx, h.ld_ctx);
+  kProduct(h.probs, h.ld_probs, v, ld_v, n, n, d, 1.0f, h.ctx, h.ld_ctx);
 }
 
 // One body per instruction set (function attributes, so that each inlines the templates for its own).
-__attribute__((target("avx512f"))) void attend_head_avx512(const HeadAttention& h, Scaling s) { attend_head_as<Wide>(h, s); }
-__attribute__((target("avx2"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin>(h, s); }
-void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide>(h, s); }
+__attribute__((target("avx512f"))) void attend_head_avx512(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_avx512>(h, s); }
+__attribute__((target("avx2"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin, product_avx2>(h, s); }
+void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_plain>(h, s); }
 
 }  // namespace
 
