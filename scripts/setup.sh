@@ -213,7 +213,7 @@ ctest --test-dir "$build" --output-on-failure -j "$jobs"
 isa=$("$build/pipeline/attnscan" info | sed -n 's/^oneDNN: .*instruction set \([a-z0-9_]*\).*/\1/p')
 if [ "${isa#avx512}" != "$isa" ]; then
   log "the engine and reference-checked end-to-end tests again as an AVX2 CPU computes (this CPU: $isa)"
-  ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+  ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 ATTNSCAN_MAX_CPU_ISA=avx2 \
     ctest --test-dir "$build" --output-on-failure -j "$jobs" -L '^(engine|isa)$'
 else
   log "no AVX2 stage: oneDNN uses $isa here, so the test suite above already ran without AVX-512"

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <limits>
 #include <random>
 #include <vector>
@@ -153,6 +155,26 @@ TEST(AttendHead, TheAvx2BodyGivesThePlainBodysNumbersBitForBit) {
         ASSERT_EQ(std::memcmp(probs[0].data(), probs[1].data(), probs[0].size() * sizeof(float)), 0) << n << " " << d;
         ASSERT_EQ(std::memcmp(ctx[0].data(), ctx[1].data(), ctx[0].size() * sizeof(float)), 0) << n << " " << d;
       }
+}
+
+TEST(KernelIsa, TheWidestBodyTheCpuHasAtMostTheLimitInTheEnvironment) {
+  ::unsetenv("ATTNSCAN_MAX_CPU_ISA");
+  const KernelIsa widest = kernel_isa();
+  EXPECT_TRUE(cpu_has(widest));
+  for (KernelIsa wider : kBodies)
+    if (wider > widest) EXPECT_FALSE(cpu_has(wider)) << kernel_isa_name(wider);
+  ::setenv("ATTNSCAN_MAX_CPU_ISA", "plain", 1);
+  EXPECT_EQ(kernel_isa(), KernelIsa::Plain);
+  ::setenv("ATTNSCAN_MAX_CPU_ISA", "AVX2", 1);
+  EXPECT_EQ(kernel_isa(), std::min(widest, KernelIsa::Avx2));
+  ::setenv("ATTNSCAN_MAX_CPU_ISA", "sse", 1);
+  try {
+    kernel_isa();
+    ADD_FAILURE() << "an unknown limit was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "ATTNSCAN_MAX_CPU_ISA='sse': expected avx512, avx2 or plain");
+  }
+  ::unsetenv("ATTNSCAN_MAX_CPU_ISA");
 }
 
 TEST(AttendHead, AMaskedKeyWeighsExactlyZero) {

@@ -1,8 +1,12 @@
 #include "encoder/attention_kernel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -358,11 +362,31 @@ void attend_head_with(const HeadAttention& h, Scaling scaling, KernelIsa isa) {
   }
 }
 
+const char* kernel_isa_name(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::Avx512: return "avx512";
+    case KernelIsa::Avx2: return "avx2";
+    case KernelIsa::Plain: return "plain";
+  }
+  return "?";
+}
+
+KernelIsa kernel_isa() {
+  KernelIsa isa = cpu_has(KernelIsa::Avx512) ? KernelIsa::Avx512
+                  : cpu_has(KernelIsa::Avx2) ? KernelIsa::Avx2
+                                             : KernelIsa::Plain;
+  const char* limit = std::getenv("ATTNSCAN_MAX_CPU_ISA");
+  if (!limit || !*limit) return isa;
+  std::string text(limit);
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (KernelIsa cap : {KernelIsa::Plain, KernelIsa::Avx2, KernelIsa::Avx512})
+    if (text == kernel_isa_name(cap)) return std::min(isa, cap);
+  throw std::invalid_argument("ATTNSCAN_MAX_CPU_ISA='" + std::string(limit) + "': expected avx512, avx2 or plain");
+}
+
 void attend_head(const HeadAttention& h, Scaling scaling) {
-  static const KernelIsa widest = cpu_has(KernelIsa::Avx512) ? KernelIsa::Avx512
-                                  : cpu_has(KernelIsa::Avx2)  ? KernelIsa::Avx2
-                                                              : KernelIsa::Plain;
-  attend_head_with(h, scaling, widest);
+  static const KernelIsa chosen = kernel_isa();
+  attend_head_with(h, scaling, chosen);
 }
 
 float softmax_exp(float x) { return exp_nonpositive(Wide{} + x)[0]; }

@@ -38,5 +38,9 @@ float softmax_exp(float x);
 enum class KernelIsa { Plain, Avx2, Avx512 };
 bool cpu_has(KernelIsa isa);
 void attend_head_with(const HeadAttention& h, Scaling scaling, KernelIsa isa);
+// The body attend_head runs: the widest the CPU has, at most $ATTNSCAN_MAX_CPU_ISA (avx512, avx2 or plain;
+// as ONEDNN_MAX_CPU_ISA does for oneDNN). Throws std::invalid_argument naming another value.
+KernelIsa kernel_isa();
+const char* kernel_isa_name(KernelIsa isa);
 
 }  // namespace attnscan::kernels

@@ -11,8 +11,10 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 
 #include "common/error.hpp"
+#include "encoder/attention_kernel.hpp"
 
 namespace attnscan {
 
@@ -78,6 +80,12 @@ ComputePlatform probe() {
   const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   p.onednn_isa = onednn_isa_name(isa);
   if (const char* limit = std::getenv("ONEDNN_MAX_CPU_ISA"); limit && *limit) p.onednn_isa_limit = limit;
+  try {
+    p.kernel_isa = kernels::kernel_isa_name(kernels::kernel_isa());
+  } catch (const std::invalid_argument& e) {
+    throw Error(e.what());
+  }
+  if (const char* limit = std::getenv("ATTNSCAN_MAX_CPU_ISA"); limit && *limit) p.kernel_isa_limit = limit;
   const dnnl_version_t* v = dnnl_version();
   p.onednn_version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   p.libtorch_version = TORCH_VERSION;
@@ -137,7 +145,8 @@ constexpr int kKernelRevision = 3;
 
 std::string ComputePlatform::numerics() const {
   return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas +
-         (openblas.empty() ? "" : " (" + openblas + ")") + ", attnscan kernels r" + std::to_string(kKernelRevision);
+         (openblas.empty() ? "" : " (" + openblas + ")") + ", attnscan kernels r" + std::to_string(kKernelRevision) + " " +
+         kernel_isa;
 }
 
 std::string ComputePlatform::describe() const {
@@ -145,7 +154,9 @@ std::string ComputePlatform::describe() const {
          "oneDNN: " + onednn_version + ", instruction set " + onednn_isa +                               //
          (onednn_isa_limit.empty() ? "" : " (limited by ONEDNN_MAX_CPU_ISA=" + onednn_isa_limit + ")") +  //
          "\nLibTorch: " + libtorch_version + " (CPU)\nBLAS: " + blas +                                   //
-         (openblas.empty() ? "" : " (" + openblas + ")") + "\nbf16: " + bf16_text() + "\n";
+         (openblas.empty() ? "" : " (" + openblas + ")") + "\nattnscan kernels: " + kernel_isa +                  //
+         (kernel_isa_limit.empty() ? "" : " (limited by ATTNSCAN_MAX_CPU_ISA=" + kernel_isa_limit + ")") +        //
+         "\nbf16: " + bf16_text() + "\n";
 }
 
 LinearBackend resolve_linear_backend(const EncoderOptions& options) {

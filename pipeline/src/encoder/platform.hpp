@@ -25,6 +25,8 @@ struct ComputePlatform {
   std::string cpu_model;         // e.g. "AMD EPYC 7B13"
   std::string onednn_isa;        // the instruction set oneDNN uses, e.g. "avx2", "avx512_core_amx"
   std::string onednn_isa_limit;  // $ONEDNN_MAX_CPU_ISA when set, else empty
+  std::string kernel_isa;        // the body attnscan's attention kernel runs: "avx512", "avx2" or "plain"
+  std::string kernel_isa_limit;  // $ATTNSCAN_MAX_CPU_ISA when set, else empty
   std::vector<std::string> bf16_missing;  // CPU features LibTorch's bf16 path needs that are absent
   Bf16Support bf16 = Bf16Support::Unavailable;
   std::string libtorch_version, onednn_version, blas;
