@@ -37,7 +37,6 @@ struct Twin {
   Half lo, hi;
 };
 KERNEL_INLINE Twin operator+(const Twin& a, const Twin& b) { return {a.lo + b.lo, a.hi + b.hi}; }
-KERNEL_INLINE Twin operator-(const Twin& a, const Twin& b) { return {a.lo - b.lo, a.hi - b.hi}; }
 KERNEL_INLINE Twin operator-(const Twin& a, float b) { return {a.lo - b, a.hi - b}; }
 KERNEL_INLINE Twin operator*(const Twin& a, float b) { return {a.lo * b, a.hi * b}; }
 KERNEL_INLINE Twin operator*(float a, const Twin& b) { return {a * b.lo, a * b.hi}; }
