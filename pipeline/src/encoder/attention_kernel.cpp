@@ -26,7 +26,8 @@ namespace {
 // - Twin, two 8-float halves: two AVX2 registers. Where no register is 16 floats wide, GCC keeps a Wide in
 //   memory and compares it one lane at a time with branches: 9x the attention's time under AVX2.
 // aligned(4) lets either load from and store to any float. Both give each lane the same operations in the
-// same order, so the AVX2 body's numbers are the plain body's, bit for bit.
+// same order, and the AVX2 body fuses multiplies and adds as the AVX-512 body does (every AVX2 CPU has
+// FMA), so their numbers are the same bit for bit; the plain body's round differently.
 typedef float Wide __attribute__((vector_size(64), aligned(4)));
 typedef int32_t WideInts __attribute__((vector_size(64)));
 typedef float Half __attribute__((vector_size(32), aligned(4)));
@@ -300,7 +301,7 @@ __attribute__((target("avx512f"), noinline)) void product_avx512(const float* a,
                                                                 float* c, int64_t ldc) {
   product<Wide>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
 }
-__attribute__((target("avx2"), noinline)) void product_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
+__attribute__((target("avx2,fma"), noinline)) void product_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
                                                            int64_t rows, int64_t k, int64_t cols, float alpha, float* c,
                                                            int64_t ldc) {
   product<Twin>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
@@ -339,7 +340,7 @@ KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
 
 // One body per instruction set (function attributes, so that each inlines the templates for its own).
 __attribute__((target("avx512f"))) void attend_head_avx512(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_avx512>(h, s); }
-__attribute__((target("avx2"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin, product_avx2>(h, s); }
+__attribute__((target("avx2,fma"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin, product_avx2>(h, s); }
 void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_plain>(h, s); }
 
 }  // namespace
@@ -347,7 +348,7 @@ void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide,
 bool cpu_has(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::Avx512: return __builtin_cpu_supports("avx512f");
-    case KernelIsa::Avx2: return __builtin_cpu_supports("avx2");
+    case KernelIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case KernelIsa::Plain: return true;
   }
   return false;

@@ -32,9 +32,9 @@ void attend_head(const HeadAttention& h, Scaling scaling);
 // (where exp is under the smallest normal float, 1.2e-38), so a masked key (lowest float) weighs 0.
 float softmax_exp(float x);
 
-// The instruction sets attend_head has a body for; it runs the widest the CPU has. The AVX2 body gives the
-// plain body's numbers bit for bit; the AVX-512 body rounds differently where it contracts a multiply and
-// an add (tests run each body the CPU has).
+// The instruction sets attend_head has a body for; it runs the widest the CPU has. The AVX2 body (AVX2 and
+// FMA) gives the AVX-512 body's numbers bit for bit; the plain body rounds differently where those fuse a
+// multiply and an add (tests run each body the CPU has).
 enum class KernelIsa { Plain, Avx2, Avx512 };
 bool cpu_has(KernelIsa isa);
 void attend_head_with(const HeadAttention& h, Scaling scaling, KernelIsa isa);

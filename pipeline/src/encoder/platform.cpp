@@ -141,7 +141,8 @@ std::string ComputePlatform::bf16_text() const {
 
 // attnscan's own kernels (attention_kernel.cpp): raised whenever one of them rounds
 // differently, so that a resume across such a change is noted as one with other numerics.
-constexpr int kKernelRevision = 3;
+// r4: the AVX2 body fuses multiplies and adds, as the AVX-512 one does.
+constexpr int kKernelRevision = 4;
 
 std::string ComputePlatform::numerics() const {
   return "oneDNN " + onednn_version + " " + onednn_isa + ", LibTorch " + libtorch_version + ", BLAS " + blas +
