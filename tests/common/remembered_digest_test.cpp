@@ -5,12 +5,12 @@
 #include <sys/stat.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
-#include <thread>
+#include <iterator>
 
 #include "common/remembered_digest.hpp"
 #include "common/sha256.hpp"
+#include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 
 namespace fs = std::filesystem;
@@ -28,11 +28,17 @@ std::size_t entries(const fs::path& cache) {
   return n;
 }
 
-class CacheAt {  // ATTNSCAN_CACHE for the test's lifetime
- public:
-  explicit CacheAt(const fs::path& dir) { ::setenv("ATTNSCAN_CACHE", dir.c_str(), 1); }
-  ~CacheAt() { ::unsetenv("ATTNSCAN_CACHE"); }
+struct CacheAt : attnscan::test::ScopedEnv {  // ATTNSCAN_CACHE for the test's lifetime
+  explicit CacheAt(const fs::path& dir) : ScopedEnv("ATTNSCAN_CACHE", dir.string()) {}
 };
+
+std::string first_line(const fs::path& p) {
+  std::string line;
+  std::getline(std::ifstream(p), line);
+  return line;
+}
+
+constexpr std::chrono::nanoseconds kAtOnce{0};  // settled as soon as written: no test waits 2 s
 
 }  // namespace
 
@@ -41,29 +47,38 @@ TEST(RememberedDigest, ASettledFileIsRememberedAndAnyChangeMissesTheEntry) {
   const fs::path cache = dir / "cache", file = dir / "weights.bin";
   const CacheAt at(cache);
   write(file, "the weights, version one");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // settled: changed over 2 s ago
   const std::string digest = attnscan::sha256_file(file);
-  EXPECT_EQ(attnscan::remembered_sha256_file(file), digest);
+  EXPECT_EQ(attnscan::remembered_sha256_file(file, kAtOnce), digest);
   ASSERT_EQ(entries(cache), 1u);
-  // The entry is what a second call reads: one written over it is returned as it stands.
+  // The entry is what a second call reads, also through another spelling of the same path.
   const fs::path entry = fs::directory_iterator(cache / "digests")->path();
+  std::string text((std::istreambuf_iterator<char>(std::ifstream(entry).rdbuf())), std::istreambuf_iterator<char>());
   const std::string other = attnscan::sha256_text("something else");
-  write(entry, other + "\n");
-  EXPECT_EQ(attnscan::remembered_sha256_file(file), other);
-  write(entry, "not a digest\n");  // an unreadable entry is passed over, and written again
-  EXPECT_EQ(attnscan::remembered_sha256_file(file), digest);
-  std::string rewritten;
-  std::getline(std::ifstream(entry), rewritten);
-  EXPECT_EQ(rewritten, digest);
-  // The same size and modification time with other bytes: the change time moved, so the entry is missed.
+  write(entry, other + text.substr(64));
+  EXPECT_EQ(attnscan::remembered_sha256_file(dir / "." / "weights.bin", kAtOnce), other);
+  for (const std::string& broken : {std::string("not a digest") + text.substr(64), text.substr(0, text.size() - 1),
+                                    text + "more\n"}) {  // a damaged entry is passed over, and written again
+    write(entry, broken);
+    EXPECT_EQ(attnscan::remembered_sha256_file(file, kAtOnce), digest);
+    EXPECT_EQ(first_line(entry), digest);
+  }
+  // The same size and modification time with other bytes: the change time moved, so the entry is missed,
+  // and replaced: one entry per path.
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   write(file, "the weights, version two");
   const timespec times[2] = {st.st_atim, st.st_mtim};
   ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+  const std::string two = attnscan::sha256_file(file);
+  EXPECT_NE(two, digest);
+  EXPECT_EQ(attnscan::remembered_sha256_file(file, kAtOnce), two);
+  EXPECT_EQ(first_line(entry), two);
+  EXPECT_EQ(entries(cache), 1u);
+  // A file changed within the default 2 s is hashed and not remembered.
+  write(file, "the weights, version three");
   EXPECT_EQ(attnscan::remembered_sha256_file(file), attnscan::sha256_file(file));
-  EXPECT_NE(attnscan::sha256_file(file), digest);
-  EXPECT_EQ(entries(cache), 1u) << "a file changed within 2 s is not remembered";
+  EXPECT_EQ(first_line(entry), two);
+  EXPECT_EQ(entries(cache), 1u) << "no pending file is left behind";
 }
 
 TEST(RememberedDigest, AnUnusableCacheGivesTheDigestAllTheSame) {
@@ -72,6 +87,6 @@ TEST(RememberedDigest, AnUnusableCacheGivesTheDigestAllTheSame) {
   write(dir / "a_file", "");
   const CacheAt at(dir / "a_file" / "cache");  // under a regular file: nothing can be created there
   write(file, "a\tb\n");
-  EXPECT_EQ(attnscan::remembered_sha256_file(file), attnscan::sha256_file(file));
-  EXPECT_THROW(attnscan::remembered_sha256_file(dir / "missing.tsv"), std::exception);
+  EXPECT_EQ(attnscan::remembered_sha256_file(file, kAtOnce), attnscan::sha256_file(file));
+  EXPECT_THROW(attnscan::remembered_sha256_file(dir / "missing.tsv", kAtOnce), std::exception);
 }

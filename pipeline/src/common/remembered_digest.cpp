@@ -1,71 +1,104 @@
 #include "common/remembered_digest.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <optional>
 
 #include "common/cache_dir.hpp"
 #include "common/durable.hpp"
-#include "common/error.hpp"
 #include "common/sha256.hpp"
+#include "common/unique_fd.hpp"
 
 namespace attnscan {
 
-namespace {
+namespace fs = std::filesystem;
 
-constexpr int64_t kSettledNs = 2'000'000'000;  // a file changed more recently is not remembered
+namespace {
 
 int64_t nanoseconds(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
-// The entry's name for the file as it is now; nullopt when it cannot be stat'ed.
-std::optional<std::string> identity(const std::filesystem::path& absolute, struct stat& st) {
-  if (::stat(absolute.c_str(), &st) != 0) return std::nullopt;
-  return sha256_text(absolute.string() + "\n" + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
-                     std::to_string(st.st_size) + " " + std::to_string(nanoseconds(st.st_mtim)) + " " +
-                     std::to_string(nanoseconds(st.st_ctim)));
+// What an entry must match. Not the device number: nodes that share a file system number it differently.
+std::string identity(const struct stat& st) {
+  return std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " + std::to_string(nanoseconds(st.st_mtim)) +
+         " " + std::to_string(nanoseconds(st.st_ctim));
 }
 
 bool is_digest(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+// An entry is "DIGEST\nIDENTITY\n"; the digest where the entry is whole and of the file as it is now.
+std::optional<std::string> remembered(const fs::path& entry, const std::string& now) {
+  std::ifstream in(entry);
+  std::string digest, of, rest;
+  if (std::getline(in, digest) && is_digest(digest) && std::getline(in, of) && of == now && !in.eof() &&
+      !std::getline(in, rest))
+    return digest;
+  return std::nullopt;
+}
+
+// A new file beside the entries (mkstemp: unique between processes and nodes), removed when it goes unless
+// published. Its change time is the file system's clock when it was made.
+class PendingEntry {
+ public:
+  explicit PendingEntry(const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    std::string name = (dir / "pending.XXXXXX").string();
+    fd_.reset(::mkstemp(name.data()));
+    if (!fd_) return;
+    name_ = name;
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) == 0) made_ns_ = nanoseconds(st.st_ctim);
+  }
+  ~PendingEntry() {
+    if (!name_.empty()) ::unlink(name_.c_str());
+  }
+  PendingEntry(const PendingEntry&) = delete;
+  PendingEntry& operator=(const PendingEntry&) = delete;
+
+  std::optional<int64_t> made_ns() const { return made_ns_; }
+  // Writes `text`, then renames the file over `entry`; a failure leaves the cache as it was.
+  void publish(const std::string& text, const fs::path& entry) {
+    try {
+      write_all_at(fd_.get(), reinterpret_cast<const uint8_t*>(text.data()), text.size(), 0, name_);
+    } catch (const std::exception&) {  // a full cache: the digest is right all the same
+      return;
+    }
+    if (::rename(name_.c_str(), entry.c_str()) == 0) name_.clear();
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string name_;
+  std::optional<int64_t> made_ns_;
+};
+
 }  // namespace
 
-std::string remembered_sha256_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+std::string remembered_sha256_file(const fs::path& path, std::chrono::nanoseconds settled) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat before {};
-  const auto key = ec ? std::nullopt : identity(absolute, before);
-  if (!key) return sha256_file(path);  // sha256_file names what is wrong with the file
-  const std::filesystem::path entry = cache_dir() / "digests" / *key;
-  {
-    std::ifstream in(entry);
-    std::string remembered;
-    if (in && std::getline(in, remembered) && is_digest(remembered)) return remembered;
-  }
-  const int64_t read_at =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::string digest = sha256_file(path);
+  if (!fd || ::fstat(fd.get(), &before) != 0) return sha256_file(path);  // sha256_file names what is wrong
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec).lexically_normal();
+  if (ec) return sha256_fd(fd.get(), path);
+  const fs::path dir = cache_dir() / "digests";
+  const fs::path entry = dir / sha256_text(absolute.string());
+  const std::string now = identity(before);
+  if (auto digest = remembered(entry, now)) return *digest;
+
+  PendingEntry pending(dir);  // made before the read: its time is when the read began, by the file's clock
+  const std::string digest = sha256_fd(fd.get(), path);
   struct stat after {};
-  const bool settled = identity(absolute, after) == key &&
-                       read_at - std::max(nanoseconds(before.st_mtim), nanoseconds(before.st_ctim)) > kSettledNs;
-  if (!settled) return digest;
-  const std::filesystem::path tmp = entry.string() + ".tmp." + std::to_string(::getpid());
-  try {  // written whole under a temporary name, then renamed: never seen half-written
-    std::filesystem::create_directories(entry.parent_path());
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << digest << "\n";
-      if (!out.flush()) throw Error("cannot write " + tmp.string());
-    }
-    durable_rename(tmp, entry);
-  } catch (const std::exception&) {  // a read-only or full cache: the digest is right all the same
-    std::filesystem::remove(tmp, ec);
-  }
+  const int64_t changed = std::max(nanoseconds(before.st_mtim), nanoseconds(before.st_ctim));
+  const bool settled_before_and_during = pending.made_ns() && ::fstat(fd.get(), &after) == 0 &&
+                                         identity(after) == now && changed + settled.count() <= *pending.made_ns();
+  if (settled_before_and_during) pending.publish(digest + "\n" + now + "\n", entry);
   return digest;
 }
 

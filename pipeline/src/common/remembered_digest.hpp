@@ -1,16 +1,20 @@
 #pragma once
 // SHA-256 digests of large input files (model weights, datasets), remembered between runs.
+#include <chrono>
 #include <filesystem>
 #include <string>
 
 namespace attnscan {
 
-// sha256_file(path), remembered in cache_dir()/digests under the file's identity: its absolute path, device,
-// inode, size, and modification and change times to the nanosecond. A rerun then skips reading hundreds of
-// MB of weights again, and any change to the file (which moves its change time) misses the entry.
-// Remembered only for a file unchanged in the 2 s before it was read and while it was read: within the
-// clock's granularity a rewrite of the same size could keep both times. A cache that cannot be read or
-// written is passed over.
-std::string remembered_sha256_file(const std::filesystem::path& path);
+// sha256_file(path), remembered in cache_dir()/digests: one entry per absolute path, holding the digest and
+// the identity of the file it was computed from (inode, size, and modification and change times to the
+// nanosecond). A rerun then skips reading hundreds of MB of weights again; any change to the file moves its
+// change time and misses the entry. The file is opened once: its identity and its bytes come from that one
+// descriptor (on NFS, opening refreshes the attributes). Remembered only for a file unchanged for `settled`
+// before it was read and while it was read (within the clock's granularity a rewrite of the same size could
+// keep both times), that age judged by the file system's clock, not this machine's. A cache that cannot be
+// read or written is passed over.
+std::string remembered_sha256_file(const std::filesystem::path& path,
+                                   std::chrono::nanoseconds settled = std::chrono::seconds(2));
 
 }  // namespace attnscan

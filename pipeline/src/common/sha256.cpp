@@ -1,14 +1,16 @@
 #include "common/sha256.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/unique_fd.hpp"
 
 namespace attnscan {
 
@@ -37,16 +39,22 @@ class Digest {
 
 }  // namespace
 
-std::string sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+std::string sha256_fd(int fd, const std::filesystem::path& path) {
   Digest d;
   std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    d.update(buf.data(), static_cast<std::size_t>(in.gcount()));
+  for (;;) {
+    const ssize_t got = ::read(fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+    if (got == 0) return d.hex();
+    d.update(buf.data(), static_cast<std::size_t>(got));
   }
-  return d.hex();
+}
+
+std::string sha256_file(const std::filesystem::path& path) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw Error(path.string() + ": cannot read: " + std::strerror(errno));
+  return sha256_fd(fd.get(), path);
 }
 
 std::string sha256_text(const std::string& text) {
