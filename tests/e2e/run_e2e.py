@@ -363,7 +363,7 @@ def test_sigint_stops_cleanly_and_refuses_changed_resume():
         for _ in range(10):
             assert_stop_signals_wait_on_their_own_thread(p.pid)
             time.sleep(0.1)
-    except AssertionError:
+    except BaseException:  # never leave the run behind
         p.kill()
         p.communicate()
         raise
@@ -870,6 +870,10 @@ def test_config_errors():
     assert p.returncode != 0 and "unexpected argument 'configs/default.yaml' (a YAML configuration is given with -c" \
         in p.stderr, p.stderr
     assert not os.path.exists(out("positional.h5"))
+    p = run("run", "x.yml", "--help")  # --help is answered whatever else the line holds
+    assert "attnscan run:" in p.stdout, p.stdout
+    p = run("attend", "--a", "A sentence.", "B sentence.", check=False)  # --b forgotten
+    assert p.returncode != 0 and "unexpected argument 'B sentence.'" in p.stderr, p.stderr
 
 
 ALL_DETECTORS = ["next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <stdexcept>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include "support/scoped_env.hpp"
 
 namespace attnscan::kernels {
 namespace {
@@ -118,18 +118,19 @@ void check(int64_t n, int64_t d, Scaling scaling, bool with_bias, KernelIsa isa)
 
 constexpr KernelIsa kBodies[] = {KernelIsa::Plain, KernelIsa::Avx2, KernelIsa::Avx512};
 
-TEST(AttendHead, EqualsTheDoubleReferenceForEveryScalingWithAndWithoutBias) {
-  for (KernelIsa isa : kBodies) {
-    if (!cpu_has(isa)) {
-      std::cout << "note: this CPU lacks the instruction set of body " << static_cast<int>(isa) << ": not run\n";
-      continue;
-    }
-    for (int64_t n : {1, 2, 15, 16, 17, 50, 128})
-      for (int64_t d : {8, 24, 32, 64})
-        for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores})
-          for (bool bias : {false, true}) check(n, d, s, bias, isa);
-  }
+class EachBody : public ::testing::TestWithParam<KernelIsa> {};
+
+TEST_P(EachBody, EqualsTheDoubleReferenceForEveryScalingWithAndWithoutBias) {
+  const KernelIsa isa = GetParam();
+  if (!cpu_has(isa)) GTEST_SKIP() << "this CPU lacks body " << kernel_isa_name(isa) << "'s instruction set";
+  for (int64_t n : {1, 2, 15, 16, 17, 50, 128})
+    for (int64_t d : {8, 24, 32, 64})
+      for (Scaling s : {Scaling::DivideScores, Scaling::DivideQueries, Scaling::MultiplyScores})
+        for (bool bias : {false, true}) check(n, d, s, bias, isa);
 }
+
+INSTANTIATE_TEST_SUITE_P(AttendHead, EachBody, ::testing::ValuesIn(kBodies),
+                         [](const ::testing::TestParamInfo<KernelIsa>& info) { return kernel_isa_name(info.param); });
 
 // The AVX2 body holds 16 floats as two halves; each lane sees the AVX-512 body's operations in its order.
 TEST(AttendHead, TheAvx2BodyGivesTheAvx512BodysNumbersBitForBit) {
@@ -166,23 +167,22 @@ TEST(AttendHead, TheAvx2BodyGivesTheAvx512BodysNumbersBitForBit) {
 }
 
 TEST(KernelIsa, TheWidestBodyTheCpuHasAtMostTheLimitInTheEnvironment) {
-  ::unsetenv("ATTNSCAN_MAX_CPU_ISA");
+  attnscan::test::ScopedEnv limit("ATTNSCAN_MAX_CPU_ISA", std::nullopt);
   const KernelIsa widest = kernel_isa();
   EXPECT_TRUE(cpu_has(widest));
   for (KernelIsa wider : kBodies)
     if (wider > widest) EXPECT_FALSE(cpu_has(wider)) << kernel_isa_name(wider);
-  ::setenv("ATTNSCAN_MAX_CPU_ISA", "plain", 1);
+  limit.set("plain");
   EXPECT_EQ(kernel_isa(), KernelIsa::Plain);
-  ::setenv("ATTNSCAN_MAX_CPU_ISA", "AVX2", 1);
+  limit.set("AVX2");
   EXPECT_EQ(kernel_isa(), std::min(widest, KernelIsa::Avx2));
-  ::setenv("ATTNSCAN_MAX_CPU_ISA", "sse", 1);
+  limit.set("sse");
   try {
     kernel_isa();
     ADD_FAILURE() << "an unknown limit was taken";
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "ATTNSCAN_MAX_CPU_ISA='sse': expected avx512, avx2 or plain");
   }
-  ::unsetenv("ATTNSCAN_MAX_CPU_ISA");
 }
 
 TEST(AttendHead, AMaskedKeyWeighsExactlyZero) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "cli/positional.hpp"
 #include "encoder/encoder.hpp"
 #include "encoder/platform.hpp"
 #include "common/error.hpp"
@@ -98,14 +99,12 @@ int attend_command(const std::vector<std::string>& args) {
       "precision", po::value(&precision)->default_value("fp32"), "fp32 or bf16")(
       "threads", po::value(&threads)->default_value(0), "compute threads (0: all cores)")(
       "device", po::value(&device)->default_value("cpu"), "cpu, cuda or cuda:N");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  const po::variables_map vm = parse_options(args, opts);
   if (vm.count("help")) {
     std::cout << opts << "\nExample:\n  attnscan attend --a \"I went to the store.\" --b \"At the store, I bought "
                          "fresh strawberries.\" --layer 2 --head 0\n";
     return 0;
   }
-  po::notify(vm);
   if ((layer >= 0) != (head >= 0)) throw Error("--layer and --head go together");
   if (model_dir.empty()) model_dir = default_model_dir().string();
   const Precision chosen = parse_precision(precision);

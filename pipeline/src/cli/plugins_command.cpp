@@ -15,8 +15,7 @@ int plugins_command(const std::vector<std::string>& args) {
   po::options_description opts("attnscan plugins: list the detector plugins found");
   opts.add_options()("help,h", "show this help")("plugin-path", po::value(&paths)->composing(),
                                                    "extra folder to search first (repeatable)");
-  std::vector<std::string> none;
-  const po::variables_map vm = parse_with_files(args, opts, none, 0);
+  const po::variables_map vm = parse_options(args, opts);
   if (vm.count("help")) {
     std::cout << opts;
     return 0;

@@ -81,8 +81,7 @@ int run_command(const std::vector<std::string>& args) {
       "process shard i of N (blocks b with b % N == i); auto: this SLURM array task's; auto/N: task id of N")(
       "overwrite", "discard an existing output or unfinished parts instead of resuming")(
       "dump-config", "print the effective configuration and exit")("no-progress", "no progress bar or log lines");
-  std::vector<std::string> none;
-  const po::variables_map vm = parse_with_files(args, opts, none, 0);
+  const po::variables_map vm = parse_options(args, opts);
   if (vm.count("help")) {
     std::cout << opts << "\nConfiguration options (defaults < YAML < --set):\n";
     for (const auto& o : config_options())

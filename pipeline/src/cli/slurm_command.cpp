@@ -35,8 +35,7 @@ int submit(const std::vector<std::string>& args) {
       "seconds before the time limit a shard is told to commit and stop (then requeued)")(
       "sbatch-arg", po::value(&o.sbatch_args)->composing(), "any other sbatch option, e.g. --sbatch-arg=--exclusive")(
       "overwrite", "replace an existing output and job folder")("dry-run", "print the scripts, submit nothing");
-  std::vector<std::string> files;
-  const auto vm = parse_with_files(args, opts, files, 0);
+  const auto vm = parse_options(args, opts);
   if (vm.count("help")) {
     std::cout << opts << "\nSee docs/cluster.md.\n";
     return 0;

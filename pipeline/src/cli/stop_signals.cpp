@@ -10,6 +10,7 @@ namespace {
 
 std::atomic<bool> g_requested{false};
 // Runs only on a thread that a library started before the mask (at load): the others block the signals.
+// Async-signal-safe: one lock-free store.
 extern "C" void on_stop_signal(int) { g_requested.store(true); }
 
 }  // namespace
@@ -17,12 +18,13 @@ extern "C" void on_stop_signal(int) { g_requested.store(true); }
 StopSignals::StopSignals() {
   sigemptyset(&signals_);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals_, sig);  // SIGUSR1: SLURM's warning (--signal=USR1@T)
+  g_requested.store(false);
+  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);  // first: from here on the handler never runs on this thread
   // A handler rather than the inherited disposition, which a shell sets to "ignore" for a background job.
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGUSR1}) sigaction(sig, &sa, nullptr);
-  pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
   waiter_ = std::thread([this] {
     for (;;) {
       int sig = 0;

@@ -8,9 +8,9 @@
 namespace attnscan::cli {
 
 // Blocks the stop signals in the calling thread, and so in every thread it starts later, and waits for them
-// on a thread of its own. A compute thread is never interrupted: a handler run on a thread inside oneDNN's
-// AVX2 kernels corrupted the heap (1 to 3 runs in 8 stopped by SIGINT aborted in free()). Construct it in
-// the main thread before any other thread starts; one at a time.
+// on a thread of its own, so no compute thread is ever interrupted (docs/performance.md, 2026-12-05: one
+// interrupted inside oneDNN's kernels corrupted the heap). Construct it in the main thread before any other
+// thread starts; one at a time. Its thread holds no lock, so the detector workers may be forked after it.
 class StopSignals {
  public:
   StopSignals();

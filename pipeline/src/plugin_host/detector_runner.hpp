@@ -4,8 +4,9 @@
 // on one example ends the run with an error naming the detector and the example, never the run
 // itself; and a stop request (SIGINT/SIGTERM) is honoured within seconds whatever a detector does.
 //
-// The workers are forked when the runner is constructed: construct it before any thread is started
-// and before any output file is opened (a worker holds only the loaded plugins). Each worker owns a
+// The workers are forked when the runner is constructed: construct it before any thread that may hold
+// a lock is started (cli::StopSignals' thread holds none) and before any output file is opened (a
+// worker holds only the loaded plugins). Each worker owns a
 // shared memory region (examples in, scores out) and two pipes (requests in, replies out).
 #include <atomic>
 #include <memory>

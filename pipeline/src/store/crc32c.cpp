@@ -71,15 +71,6 @@ struct ShiftTables {
 // after them (remainder * x^(8 * bytes)): about 3x one chain's rate.
 constexpr std::size_t kStripe = 4096;
 
-__attribute__((target("sse4.2"))) uint64_t crc32c_one_chain(const uint8_t*& p, std::size_t& n, uint64_t c) {
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);  // x86 is little-endian, the byte order the checksum is defined on
-    c = _mm_crc32_u64(c, word);
-  }
-  return c;
-}
-
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::size_t n, uint32_t crc) {
   static const ShiftTables past_one(x_to_the(8 * kStripe)), past_two(x_to_the(16 * kStripe));
   const auto* p = static_cast<const uint8_t*>(data);
@@ -97,7 +88,12 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::s
     }
     c = past_two(static_cast<uint32_t>(a)) ^ past_one(static_cast<uint32_t>(b)) ^ static_cast<uint32_t>(d);
   }
-  uint32_t c32 = static_cast<uint32_t>(crc32c_one_chain(p, n, c));
+  for (; n >= 8; n -= 8, p += 8) {  // the rest in one chain
+    uint64_t word;
+    std::memcpy(&word, p, 8);  // x86 is little-endian, the byte order the checksum is defined on
+    c = _mm_crc32_u64(c, word);
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
   for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
