@@ -2,6 +2,8 @@
 #include <hdf5.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -33,15 +35,26 @@ void usage(std::ostream& out) {
          "  slurm     submit a sharded run to SLURM (array + merge), its status, resubmit what failed\n";
 }
 
-}  // namespace
+// Ends the process with `rc` once the output streams are flushed, without the libraries' exit handlers:
+// every file was closed by its owner before this, and LibTorch's handlers (unregistering its operators)
+// took ~0.07 CPU s per run. Under a sanitizer they run, so its leak check does.
+[[noreturn]] void finish(int rc) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+  std::exit(rc);
+#else
+  std::_Exit(rc);
+#endif
+}
 
-int main(int argc, char** argv) {
+int dispatch(std::vector<std::string> args) {
   // Past a file-size limit, writes fail with EFBIG (reported, blocks kept) instead of killing us.
   std::signal(SIGXFSZ, SIG_IGN);
   // HDF5's exit handler crashes on a file whose close failed (disk full); every file is closed by
   // its owner before exit, so the handler has nothing to do.
   H5dont_atexit();
-  std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     usage(std::cout);
     return args.empty() ? 2 : 0;
@@ -78,3 +91,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { finish(dispatch(std::vector<std::string>(argv + 1, argv + argc))); }

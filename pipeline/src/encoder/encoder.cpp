@@ -88,6 +88,11 @@ at::Tensor to_tensor(const TensorView& v) {
   return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
 }
 
+at::Tensor mapped_tensor(const TensorView& v) {
+  if (v.dtype != DType::F32 || reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) != 0) return to_tensor(v);
+  return at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(at::kFloat));
+}
+
 namespace {
 
 // Whether kernels::layer_norm_rows gives exactly at::layer_norm's values for rows of n here: checked once
@@ -135,7 +140,7 @@ at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, do
   return y;
 }
 
-Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
+Linear make_linear(const at::Tensor& w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev) {
   Linear l;
   if (opt.device.kind == DeviceSpec::Kind::Cpu && resolve_linear_backend(opt) == LinearBackend::OneDnn) {
     const at::Tensor wc = w.contiguous(), bc = b.contiguous();
@@ -143,7 +148,7 @@ Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const 
                                                              wc.size(1), opt.precision == Precision::BF16);
     l.bias = bc;
   } else {
-    l.weight = w.to(dev).contiguous();
+    l.weight = w.to(dev, at::kFloat, /*non_blocking=*/false, /*copy=*/true).contiguous();
     l.bias = b.to(dev);
   }
   return l;
@@ -364,11 +369,13 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
       rel_embeddings =
           layer_norm(std::move(rel_embeddings), to_tensor(w.get(kRelNormW)), to_tensor(w.get(kRelNormB)), c.layer_norm_eps);
   }
+  at::Tensor qkv_w;  // [3H, H]: q, k and v weights side by side for one packing, the same buffer for every layer
   for (int64_t i = 0; i < c.stored_layers(); ++i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
+    auto read = [&](const char* suffix) { return mapped_tensor(w.get(layer_tensor_name(i, suffix))); };  // at once
     // The relative-position embeddings through one projection, as [heads, head_dim, 2 * span].
     auto positions_through = [&](const char* weight, const char* bias) {
-      return at::linear(rel_embeddings, get(weight), get(bias))
+      return at::linear(rel_embeddings, read(weight), read(bias))
           .view({2 * d.span(), c.num_heads, c.head_dim()})
           .permute({1, 2, 0})
           .contiguous()
@@ -387,18 +394,22 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
           d.share_att_key ? positions_through(l::kQueryW, l::kQueryB) : positions_through(l::kPosQueryW, l::kPosQueryB);
     // Query, key and value as one [3H, H] product: one larger GEMM instead of three small ones.
     const bool qb = c.attention_bias, fb = c.ffn_bias;
-    if (c.fused_qkv)
-      layer.qkv = make_linear(get(l::kQkvW), bias(l::kQkvB, qb, 3 * H), options, m.device);
-    else
-      layer.qkv = make_linear(at::cat({get(l::kQueryW), get(l::kKeyW), get(l::kValueW)}, 0),
-                              at::cat({bias(l::kQueryB, qb, H), bias(l::kKeyB, qb, H), bias(l::kValueB, qb, H)}, 0),
+    if (c.fused_qkv) {
+      layer.qkv = make_linear(read(l::kQkvW), bias(l::kQkvB, qb, 3 * H), options, m.device);
+    } else {
+      const std::vector<at::Tensor> parts = {read(l::kQueryW), read(l::kKeyW), read(l::kValueW)};
+      if (!qkv_w.defined()) qkv_w = at::empty({3 * parts[0].size(0), parts[0].size(1)});
+      at::cat_out(qkv_w, parts, 0);
+      layer.qkv = make_linear(qkv_w, at::cat({bias(l::kQueryB, qb, H), bias(l::kKeyB, qb, H), bias(l::kValueB, qb, H)}, 0),
                               options, m.device);
-    const at::Tensor attn_out_w = get(l::kAttnOutW);  // [hidden out, heads * head_dim in]
+    }
+    const at::Tensor attn_out_w = read(l::kAttnOutW);  // [hidden out, heads * head_dim in]
     layer.attn_out = make_linear(attn_out_w, bias(l::kAttnOutB, qb, H), options, m.device);
-    layer.value_out = attn_out_w.view({H, c.num_heads, c.head_dim()}).permute({1, 2, 0}).contiguous().to(m.device);
+    layer.value_out =
+        attn_out_w.view({H, c.num_heads, c.head_dim()}).permute({1, 2, 0}).clone(at::MemoryFormat::Contiguous).to(m.device);
     const int64_t inter_out = c.gated_ffn ? 2 * c.intermediate_size : c.intermediate_size;
-    layer.inter = make_linear(get(l::kInterW), bias(l::kInterB, fb, inter_out), options, m.device);
-    layer.out = make_linear(get(l::kOutW), bias(l::kOutB, fb, H), options, m.device);
+    layer.inter = make_linear(read(l::kInterW), bias(l::kInterB, fb, inter_out), options, m.device);
+    layer.out = make_linear(read(l::kOutW), bias(l::kOutB, fb, H), options, m.device);
     if (!c.pre_norm || i > 0) {  // pre-norm: the first layer reads the embeddings as they are
       layer.ln1_w = get(l::kAttnLnW).to(m.device);
       layer.ln1_b = bias(l::kAttnLnB, c.norm_bias, H).to(m.device);

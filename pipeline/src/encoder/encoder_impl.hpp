@@ -17,6 +17,9 @@
 namespace attnscan {
 
 at::Tensor to_tensor(const TensorView& v);  // a float32 copy
+// The float32 values of v without a copy where the checkpoint holds them so (aligned F32), else to_tensor(v).
+// Valid only while the weights stay mapped, and never written: for values copied or packed at once.
+at::Tensor mapped_tensor(const TensorView& v);
 // at::layer_norm over the last dimension: its values, computed by kernels::layer_norm_rows where that was
 // shown to give exactly them (in place where x is the only handle on its storage), by ATen otherwise
 // (and wherever a gradient flows).
@@ -38,7 +41,8 @@ struct Linear {
   at::Tensor dense_weight() const;
 };
 
-Linear make_linear(at::Tensor w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev);
+// A layer of w [out, in] and b [out]; w may be a mapped_tensor: the layer keeps a copy or a packing of it.
+Linear make_linear(const at::Tensor& w, at::Tensor b, const EncoderOptions& opt, const at::Device& dev);
 // In bf16 one linear layer may hand its output to the next in bf16, rounded by the kernel that writes it
 // (as the next would round it) instead of in fp32 rounded in a pass of its own.
 bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& x);
