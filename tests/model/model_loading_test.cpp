@@ -2,12 +2,14 @@
 // that names the file and the tensor.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "model/model_weights.hpp"
+#include "model/safetensors.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
 
@@ -73,6 +75,35 @@ TEST(ModelLoading, AcceptsLayerNormGammaBeta) {
   };
   auto dir = test::build_model(test::scratch_dir("load_gamma"), test::tiny_shape(), o);
   EXPECT_EQ(load_model(dir).weights->get("embeddings.LayerNorm.weight").name, "embeddings.LayerNorm.gamma");
+}
+
+// The process's resident pages of file mappings (RssFile in /proc/self/status), in KiB.
+long rss_file_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("RssFile:", 0) == 0) return std::stol(line.substr(8));
+  return -1;
+}
+
+TEST(ModelLoading, DroppedPagesLeaveTheFootprintAndReadBackTheSame) {
+  const fs::path file = test::scratch_dir("drop_pages") / "big.safetensors";
+  test::Blob blob{"w", "F32", {4 << 20}, std::vector<uint8_t>(std::size_t{16} << 20)};  // 16 MiB
+  for (std::size_t i = 0; i < blob.bytes.size(); ++i) blob.bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 24);
+  test::write_safetensors(file, {blob});
+  const SafetensorsFile st(file);
+  const TensorView& v = st.tensors().at(0);
+  auto sum = [&] {
+    uint64_t s = 0;
+    for (std::size_t i = 0; i < v.nbytes; i += 64) s = s * 31 + std::to_integer<uint64_t>(v.data[i]);
+    return s;
+  };
+  const uint64_t before = sum();
+  const long read_kib = rss_file_kib();
+  ASSERT_GT(read_kib, 0) << "/proc/self/status has no RssFile";
+  st.drop_pages();
+  EXPECT_LT(rss_file_kib(), read_kib - 12 * 1024) << "the 16 MiB read are still counted";
+  EXPECT_EQ(sum(), before);
+  EXPECT_EQ(std::memcmp(v.data, blob.bytes.data(), v.nbytes), 0);
 }
 
 TEST(ModelLoadingErrors, MissingTensorIsNamed) {

@@ -417,6 +417,9 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     layer.ln2_w = get(l::kOutLnW).to(m.device);
     layer.ln2_b = bias(l::kOutLnB, c.norm_bias, H).to(m.device);
     m.layers.push_back(std::move(layer));
+    // Everything read so far is copied or packed: its pages leave the footprint (the mapping stays valid), so
+    // a run holds the weights once, not twice.
+    w.file().drop_pages();
   }
 }
 

@@ -134,6 +134,10 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
   }
 }
 
+void SafetensorsFile::drop_pages() const {
+  if (map_) ::madvise(map_, size_, MADV_DONTNEED);  // a private, read-only mapping: nothing is lost
+}
+
 SafetensorsFile::~SafetensorsFile() {
   if (map_) ::munmap(map_, size_);
 }

@@ -38,6 +38,9 @@ class SafetensorsFile {
   const std::filesystem::path& path() const { return path_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* find(const std::string& name) const;
+  // Hands the pages read so far back to the kernel (they stay in the page cache): the process's footprint no
+  // longer counts them, and a later read maps them in again. For once the weights have been copied or packed.
+  void drop_pages() const;
 
  private:
   std::filesystem::path path_;
