@@ -81,6 +81,22 @@ TEST(RememberedDigest, ASettledFileIsRememberedAndAnyChangeMissesTheEntry) {
   EXPECT_EQ(entries(cache), 1u) << "no pending file is left behind";
 }
 
+TEST(RememberedDigest, PendingEntriesADayOldAreRemovedYoungerOnesAndEntriesKept) {
+  const fs::path dir = attnscan::test::scratch_dir("remembered_digest_pending");
+  const fs::path pending = dir / "pending.AbC123", entry = dir / attnscan::sha256_text("/some/path");
+  write(pending, "");
+  write(entry, "");
+  struct stat st {};
+  ASSERT_EQ(::stat(pending.c_str(), &st), 0);
+  const int64_t made = static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  constexpr int64_t kHour = int64_t{3600} * 1'000'000'000;
+  attnscan::detail::remove_abandoned_pending(dir, made + 23 * kHour);
+  EXPECT_TRUE(fs::exists(pending)) << "23 hours old: a live process may still own it";
+  attnscan::detail::remove_abandoned_pending(dir, made + 25 * kHour);
+  EXPECT_FALSE(fs::exists(pending)) << "25 hours old: abandoned";
+  EXPECT_TRUE(fs::exists(entry)) << "only pending entries are removed";
+}
+
 TEST(RememberedDigest, AnUnusableCacheGivesTheDigestAllTheSame) {
   const fs::path dir = attnscan::test::scratch_dir("remembered_digest_unusable");
   const fs::path file = dir / "data.tsv";

@@ -80,6 +80,21 @@ class PendingEntry {
 
 }  // namespace
 
+namespace detail {
+
+void remove_abandoned_pending(const fs::path& dir, int64_t now_ns) {
+  constexpr int64_t kDayNs = int64_t{86'400} * 1'000'000'000;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (it->path().filename().string().rfind("pending.", 0) == 0 && ::stat(it->path().c_str(), &st) == 0 &&
+        nanoseconds(st.st_ctim) + kDayNs < now_ns)
+      ::unlink(it->path().c_str());
+  }
+}
+
+}  // namespace detail
+
 std::string remembered_sha256_file(const fs::path& path, std::chrono::nanoseconds settled) {
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat before {};
@@ -99,6 +114,7 @@ std::string remembered_sha256_file(const fs::path& path, std::chrono::nanosecond
   const bool settled_before_and_during = pending.made_ns() && ::fstat(fd.get(), &after) == 0 &&
                                          identity(after) == now && changed + settled.count() <= *pending.made_ns();
   if (settled_before_and_during) pending.publish(digest + "\n" + now + "\n", entry);
+  if (pending.made_ns()) detail::remove_abandoned_pending(dir, *pending.made_ns());
   return digest;
 }
 

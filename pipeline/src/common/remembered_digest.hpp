@@ -1,6 +1,7 @@
 #pragma once
 // SHA-256 digests of large input files (model weights, datasets), remembered between runs.
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -16,5 +17,11 @@ namespace attnscan {
 // read or written is passed over.
 std::string remembered_sha256_file(const std::filesystem::path& path,
                                    std::chrono::nanoseconds settled = std::chrono::seconds(2));
+
+namespace detail {
+// Removes the pending entries in `dir` (left by a process killed between making and publishing one) made over
+// a day before `now_ns` by the file system's clock, so that no live process loses its own. Run on each miss.
+void remove_abandoned_pending(const std::filesystem::path& dir, int64_t now_ns);
+}  // namespace detail
 
 }  // namespace attnscan
