@@ -41,7 +41,7 @@ std::optional<std::string> remembered(const fs::path& entry, const std::string& 
   return std::nullopt;
 }
 
-// A new file beside the entries (mkstemp: unique between processes and nodes), removed when it goes unless
+// A new file beside the entries (mkostemp: unique between processes and nodes), removed when it goes unless
 // published. Its change time is the file system's clock when it was made.
 class PendingEntry {
  public:
@@ -49,7 +49,7 @@ class PendingEntry {
     std::error_code ec;
     fs::create_directories(dir, ec);
     std::string name = (dir / "pending.XXXXXX").string();
-    fd_.reset(::mkstemp(name.data()));
+    fd_.reset(::mkostemp(name.data(), O_CLOEXEC));
     if (!fd_) return;
     name_ = name;
     struct stat st {};

@@ -81,16 +81,18 @@ void tune_process_memory() {
 
 }  // namespace
 
-at::Tensor to_tensor(const TensorView& v) {
+// v's values where the checkpoint maps them, in its dtype. The mapping is read-only; from_blob needs a
+// non-const pointer, and nothing writes through the view.
+static at::Tensor view_of(const TensorView& v) {
   at::ScalarType st = v.dtype == DType::F16 ? at::kHalf : v.dtype == DType::BF16 ? at::kBFloat16 : at::kFloat;
-  // The mapping is read-only; from_blob needs a non-const pointer but the tensor is copied at once.
-  auto view = at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
-  return view.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  return at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(st));
 }
+
+at::Tensor to_tensor(const TensorView& v) { return view_of(v).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true); }
 
 at::Tensor mapped_tensor(const TensorView& v) {
   if (v.dtype != DType::F32 || reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) != 0) return to_tensor(v);
-  return at::from_blob(const_cast<std::byte*>(v.data), v.shape, at::TensorOptions().dtype(at::kFloat));
+  return view_of(v);
 }
 
 namespace {
