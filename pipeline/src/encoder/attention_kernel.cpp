@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <immintrin.h>
+
 // The vector helpers below take and return vectors by value; all are inlined into the bodies of one
 // instruction set each, so no call passes a vector across the ABI GCC warns about.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -85,6 +87,45 @@ KERNEL_INLINE Twin keep_first(const Twin& v, int64_t count, float other) {
   for (int t = 0; t < 8; ++t) lane_index[t] = t;
   const auto c = static_cast<int32_t>(count);
   return {lane_index < c ? v.lo : Half{} + other, lane_index + 8 < c ? v.hi : Half{} + other};
+}
+
+// The first `count` (< 16) lanes from p, zeros in the rest; and stored at p, the memory past them untouched.
+// Masked loads and stores where the body has them: lane by lane through memory, the compiler makes a memcpy
+// on the stack, and reading a vector just stored in pieces (or pieces of one just stored whole) waits for
+// the stores to drain (a fifth of the softmax's time, in the copy of each row's last partial vector).
+// A Twin's halves, each with the AVX2 mask of its lanes below `count` (the sign bit of each).
+KERNEL_INLINE HalfInts lanes_below(int64_t count, int first) {
+  HalfInts lane_index;
+  for (int t = 0; t < 8; ++t) lane_index[t] = first + t;
+  return lane_index < static_cast<int32_t>(count);
+}
+template <KernelIsa I, class V>
+KERNEL_INLINE V load_first(const float* p, int64_t count) {
+  if constexpr (std::is_same_v<V, Twin>) {
+    static_assert(I == KernelIsa::Avx2, "a Twin is the AVX2 body's");
+    return {__builtin_ia32_maskloadps256(reinterpret_cast<const __v8sf*>(p), lanes_below(count, 0)),
+            __builtin_ia32_maskloadps256(reinterpret_cast<const __v8sf*>(p + 8), lanes_below(count, 8))};
+  } else if constexpr (I == KernelIsa::Avx512) {
+    return __builtin_ia32_loadups512_mask(p, Wide{}, static_cast<__mmask16>((1u << count) - 1));
+  } else {
+    Wide v{};
+    std::memcpy(&v, p, static_cast<std::size_t>(count) * sizeof(float));
+    return v;
+  }
+}
+template <KernelIsa I>
+KERNEL_INLINE void store_first(float* p, const Wide& v, int64_t count) {
+  if constexpr (I == KernelIsa::Avx512) {
+    __builtin_ia32_storeups512_mask(p, v, static_cast<__mmask16>((1u << count) - 1));
+  } else {
+    for (int64_t t = 0; t < count; ++t) p[t] = v[t];
+  }
+}
+template <KernelIsa I>
+KERNEL_INLINE void store_first(float* p, const Twin& v, int64_t count) {
+  static_assert(I == KernelIsa::Avx2, "a Twin is the AVX2 body's");
+  __builtin_ia32_maskstoreps256(reinterpret_cast<__v8sf*>(p), lanes_below(count, 0), v.lo);
+  __builtin_ia32_maskstoreps256(reinterpret_cast<__v8sf*>(p + 8), lanes_below(count, 8), v.hi);
 }
 
 // exp(x) = 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2]; e^r by its Taylor series to
@@ -164,7 +205,7 @@ KERNEL_INLINE void transpose(V (&m)[kWidth]) {
 // the row alone); 16 rows go in the lanes of one vector, after a transpose. The last partial vector stays
 // in a register across the passes: a vector load of values just stored one by one stalls the CPU for
 // longer than the rest of the row takes.
-template <int R, class V>
+template <int R, class V, KernelIsa I>
 KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
                                  float div, float* out, int64_t ld_out) {
   const int64_t full = n / kWidth * kWidth, rest = n - full;
@@ -182,11 +223,7 @@ KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, i
     tail[r] = V{};
     if (rest > 0) {
       tail[r] = load<V>(row + full) * mul / div;
-      if (b) {
-        V bt{};
-        std::memcpy(&bt, b + full, static_cast<std::size_t>(rest) * sizeof(float));
-        tail[r] += bt;
-      }
+      if (b) tail[r] += load_first<I, V>(b + full, rest);
       tail[r] = keep_first(tail[r], rest, -__FLT_MAX__);  // the row's largest is at least that already
       top = larger(top, tail[r]);
     }
@@ -220,23 +257,20 @@ KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, i
     float* o = out + r * ld_out;
     const float inverse = 1.0f / sum[r];
     for (int64_t j = 0; j < full; j += kWidth) store(o + j, load<V>(row + j) * inverse);
-    if (rest > 0) {
-      const V last = tail[r] * inverse;
-      for (int t = 0; t < rest; ++t) o[full + t] = lane(last, t);
-    }
+    if (rest > 0) store_first<I>(o + full, tail[r] * inverse, rest);
   }
 }
 
-template <class V>
+template <class V, KernelIsa I>
 KERNEL_INLINE void softmax_rows_as(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
                                    float div, float* out, int64_t ld_out) {
   const auto bias_of = [&](int64_t i) { return bias ? bias + i * ld_bias : nullptr; };
   int64_t i = 0;
   for (; i + kWidth <= n; i += kWidth)
-    softmax_block<kWidth, V>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+    softmax_block<kWidth, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
   for (; i + 4 <= n; i += 4)
-    softmax_block<4, V>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
-  for (; i < n; ++i) softmax_block<1, V>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+    softmax_block<4, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+  for (; i < n; ++i) softmax_block<1, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
 }
 
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
@@ -311,7 +345,7 @@ __attribute__((noinline)) void product_plain(const float* a, int64_t lda, const 
   product<Wide>(a, lda, b, ldb, rows, k, cols, alpha, c, ldc);
 }
 
-template <class V, Product kProduct>
+template <class V, Product kProduct, KernelIsa I>
 KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
   const int64_t n = h.n, d = h.d;
   const float root = std::sqrt(static_cast<float>(h.d));
@@ -326,7 +360,7 @@ KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
   transpose_keys<V>(h.k, h.ld_qkv, n, d, keys.data(), n16);
   scores.resize(static_cast<std::size_t>(n * n16));
   kProduct(h.q, h.ld_qkv, keys.data(), n16, n, d, n16, alpha, scores.data(), n16);
-  softmax_rows_as<V>(scores.data(), n16, h.bias, h.ld_bias, n, mul, div, h.probs, h.ld_probs);
+  softmax_rows_as<V, I>(scores.data(), n16, h.bias, h.ld_bias, n, mul, div, h.probs, h.ld_probs);
   if (!h.ctx) return;
   const float* v = h.v;
   int64_t ld_v = h.ld_qkv;
@@ -339,9 +373,9 @@ KERNEL_INLINE void attend_head_as(const HeadAttention& h, Scaling scaling) {
 }
 
 // One body per instruction set (function attributes, so that each inlines the templates for its own).
-__attribute__((target("avx512f"))) void attend_head_avx512(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_avx512>(h, s); }
-__attribute__((target("avx2,fma"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin, product_avx2>(h, s); }
-void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_plain>(h, s); }
+__attribute__((target("avx512f"))) void attend_head_avx512(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_avx512, KernelIsa::Avx512>(h, s); }
+__attribute__((target("avx2,fma"))) void attend_head_avx2(const HeadAttention& h, Scaling s) { attend_head_as<Twin, product_avx2, KernelIsa::Avx2>(h, s); }
+void attend_head_plain(const HeadAttention& h, Scaling s) { attend_head_as<Wide, product_plain, KernelIsa::Plain>(h, s); }
 
 }  // namespace
 
