@@ -10,6 +10,7 @@
 #include <exception>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "plugin_host/example_wire.hpp"
 #include "plugin_host/worker_protocol.hpp"
@@ -67,15 +68,23 @@ void on_worker_exit(int status, void*) {
     std::string error;
     try {
       const auto examples = decode_batch(map + kHeaderBytes, req.examples);
-      auto* results = reinterpret_cast<float*>(map + req.result_offset);
-      for (std::size_t d = 0; d < detectors.size() && error.empty(); ++d)
+      // Results go detector by detector (each one's examples in order); the detectors run example by
+      // example, so that every detector reads an example's maps while they are in this core's cache.
+      std::vector<float*> results(detectors.size() * examples.size());
+      auto* next = reinterpret_cast<float*>(map + req.result_offset);
+      for (std::size_t d = 0; d < detectors.size(); ++d)
         for (std::size_t k = 0; k < examples.size(); ++k) {
+          results[d * examples.size() + k] = next;
+          next += result_floats(detectors[d], examples[k].example[0]);
+        }
+      for (std::size_t k = 0; k < examples.size(); ++k)
+        for (std::size_t d = 0; d < detectors.size(); ++d) {
           progress->detector.store(static_cast<int32_t>(d));
           progress->example.store(static_cast<int32_t>(k));
           progress->heartbeat.fetch_add(1);
           const auto scores = detectors[d].score(examples[k].example, examples[k].mixing);  // shape and values checked
-          results = std::copy(scores[0].scores.begin(), scores[0].scores.end(), results);
-          results = std::copy(scores[0].baseline.begin(), scores[0].baseline.end(), results);
+          float* out = std::copy(scores[0].scores.begin(), scores[0].scores.end(), results[d * examples.size() + k]);
+          std::copy(scores[0].baseline.begin(), scores[0].baseline.end(), out);
         }
     } catch (const std::exception& e) {
       error = e.what();
