@@ -156,13 +156,28 @@ TEST(Batching, BucketsKeepTheirBudgetsAndCoverEveryItemOnce) {
     for (std::size_t i : b) longest = std::max(longest, lengths[i]), seen[i]++;
     if (b.size() > 1) {
       EXPECT_LE(static_cast<int64_t>(b.size() * longest), budget);
-      EXPECT_LE(b.size() * longest * longest * 72, kBatchAttentionValues);
+      if (b.size() * longest > kBatchMinTokens) EXPECT_LE(b.size() * longest * longest * 72, kBatchAttentionValues);
     }
   }
   for (int n : seen) EXPECT_EQ(n, 1);
   bool alone = false;
   for (const auto& b : batches) alone |= b.size() == 1 && b[0] == 17;
   EXPECT_TRUE(alone);
+}
+
+TEST(Batching, SmallBatchesGrowPastTheAttentionBudgetUpToTheMinimumTokens) {
+  // 144 heads (all-mpnet-base-v2): 5 pairs of 52 tokens fill the attention budget; 7 fill 364 of 384 tokens.
+  const std::vector<std::size_t> lengths(40, 52);
+  ASSERT_GT(6 * 52 * 52 * 144u, kBatchAttentionValues);
+  ASSERT_EQ(kBatchMinTokens, 384u);
+  const auto batches = bucket_batches(lengths, 768, kBatchAttentionValues, 144);
+  ASSERT_EQ(batches.size(), 6u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(batches[i].size(), 7u);
+  EXPECT_EQ(batches[5].size(), 5u);
+  // Past the minimum, the budget holds: 128-token pairs go 3 (384 tokens) to a batch, not the 6 of 768 tokens.
+  const auto longer = bucket_batches(std::vector<std::size_t>(12, 128), 768, kBatchAttentionValues, 144);
+  ASSERT_EQ(longer.size(), 4u);
+  for (const auto& b : longer) EXPECT_EQ(b.size(), 3u);
 }
 
 }  // namespace

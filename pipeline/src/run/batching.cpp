@@ -15,7 +15,8 @@ std::vector<std::vector<std::size_t>> bucket_batches(const std::vector<std::size
     std::size_t end = start + 1;
     auto fits = [&](std::size_t count, uint64_t longest) {
       if (static_cast<int64_t>(count * longest) > batch_tokens) return false;
-      return attention_values == 0 || count * longest * longest * layers_x_heads <= attention_values;
+      return attention_values == 0 || count * longest <= kBatchMinTokens ||
+             count * longest * longest * layers_x_heads <= attention_values;
     };
     while (end < order.size() && fits(end - start + 1, lengths[order[end]])) ++end;
     batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start), order.begin() + static_cast<std::ptrdiff_t>(end));
