@@ -93,7 +93,8 @@ KERNEL_INLINE Twin keep_first(const Twin& v, int64_t count, float other) {
 // Masked loads and stores where the body has them: lane by lane through memory, the compiler makes a memcpy
 // on the stack, and reading a vector just stored in pieces (or pieces of one just stored whole) waits for
 // the stores to drain (a fifth of the softmax's time, in the copy of each row's last partial vector).
-// A Twin's halves, each with the AVX2 mask of its lanes below `count` (the sign bit of each).
+//
+// The AVX2 mask of lanes first..first+7 (the sign bit of each): set where the lane is below `count`.
 KERNEL_INLINE HalfInts lanes_below(int64_t count, int first) {
   HalfInts lane_index;
   for (int t = 0; t < 8; ++t) lane_index[t] = first + t;
