@@ -89,17 +89,17 @@ KERNEL_INLINE Twin keep_first(const Twin& v, int64_t count, float other) {
   return {lane_index < c ? v.lo : Half{} + other, lane_index + 8 < c ? v.hi : Half{} + other};
 }
 
-// The first `count` (< 16) lanes from p, zeros in the rest; and stored at p, the memory past them untouched.
-// Masked loads and stores where the body has them: lane by lane through memory, the compiler makes a memcpy
-// on the stack, and reading a vector just stored in pieces (or pieces of one just stored whole) waits for
-// the stores to drain (a fifth of the softmax's time, in the copy of each row's last partial vector).
-//
 // The AVX2 mask of lanes first..first+7 (the sign bit of each): set where the lane is below `count`.
 KERNEL_INLINE HalfInts lanes_below(int64_t count, int first) {
   HalfInts lane_index;
   for (int t = 0; t < 8; ++t) lane_index[t] = first + t;
   return lane_index < static_cast<int32_t>(count);
 }
+
+// The first `count` (< 16) lanes from p, zeros in the rest; and stored at p, the memory past them untouched.
+// Masked loads and stores where the body has them: lane by lane through memory, the compiler makes a memcpy
+// on the stack, and reading a vector just stored in pieces (or pieces of one just stored whole) waits for
+// the stores to drain (a fifth of the softmax's time, in the copy of each row's last partial vector).
 template <KernelIsa I, class V>
 KERNEL_INLINE V load_first(const float* p, int64_t count) {
   if constexpr (std::is_same_v<V, Twin>) {
