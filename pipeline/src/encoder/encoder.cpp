@@ -191,15 +191,25 @@ at::Tensor packed_output(const kernels::PackedLinear& p, int64_t rows, const at:
   return y;
 }
 
+// Whether p can add its output to `residual` where it lies: handed over (no other handle to it or its
+// storage), dense fp32 rows of p's width, with room after them for the padding rows p computes (bf16
+// rounds the rows up; the outputs of bf16 layers have that room, so their sums go on in place).
+bool sums_in_place(const kernels::PackedLinear& p, const at::Tensor& residual) {
+  if (!residual.defined() || residual.requires_grad() || residual.use_count() != 1 || residual.storage().use_count() != 1 ||
+      residual.scalar_type() != at::kFloat || !residual.is_contiguous() || residual.dim() != 2 ||
+      residual.size(1) != p.out_features())
+    return false;
+  const auto needed = static_cast<std::size_t>(residual.storage_offset() + p.rows_computed(residual.size(0)) * p.out_features());
+  return residual.storage().nbytes() >= needed * sizeof(float);
+}
+
 }  // namespace
 
 at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
 
 at::Tensor Linear::plus(const at::Tensor& x, at::Tensor residual) const {
-  const bool sole_owner = residual.defined() && residual.use_count() == 1 && residual.storage().use_count() == 1;
-  if (sole_owner && packed && !packed->bf16() && !x.requires_grad() && !residual.requires_grad() &&
-      residual.scalar_type() == at::kFloat && residual.is_contiguous() && residual.dim() == 2 &&
-      residual.size(0) == x.size(0) && residual.size(1) == packed->out_features()) {
+  if (packed && !x.requires_grad() && x.dim() == 2 && residual.defined() && residual.dim() == 2 &&
+      residual.size(0) == x.size(0) && sums_in_place(*packed, residual)) {
     const at::Tensor in = packed_input(x);
     packed->apply(in.data_ptr<float>(), in.size(0), residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
     return residual;
@@ -229,15 +239,22 @@ bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& 
   return first.packed && second.packed && first.packed->bf16() && second.packed->bf16() && !x.requires_grad();
 }
 
-at::Tensor bf16_feed_forward(const Linear& inter, const Linear& out, const at::Tensor& x, Activation a,
-                             const at::Tensor& residual) {
+at::Tensor bf16_hidden(const Linear& inter, const at::Tensor& x, Activation a) {
   const at::Tensor in = packed_input(x);
-  const int64_t rows = in.size(0);
-  const at::Tensor hidden = packed_output(*inter.packed, rows, in.options().dtype(at::kBFloat16), at::Tensor());
-  auto* hidden_bits = reinterpret_cast<uint16_t*>(hidden.data_ptr());
-  inter.packed->apply_to_bf16(in.data_ptr<float>(), rows, hidden_bits, epilogue_of(a));
-  at::Tensor y = packed_output(*out.packed, rows, in.options(), residual);
-  out.packed->apply_from_bf16(hidden_bits, rows, y.data_ptr<float>(), kernels::Epilogue::AddResidual);
+  const at::Tensor hidden = packed_output(*inter.packed, in.size(0), in.options().dtype(at::kBFloat16), at::Tensor());
+  inter.packed->apply_to_bf16(in.data_ptr<float>(), in.size(0), reinterpret_cast<uint16_t*>(hidden.data_ptr()), epilogue_of(a));
+  return hidden;
+}
+
+at::Tensor Linear::plus_from_bf16(const at::Tensor& hidden, at::Tensor residual) const {
+  const int64_t rows = residual.size(0);
+  const auto* bits = reinterpret_cast<const uint16_t*>(hidden.data_ptr());
+  if (sums_in_place(*packed, residual)) {
+    packed->apply_from_bf16(bits, rows, residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
+    return residual;
+  }
+  at::Tensor y = packed_output(*packed, rows, residual.options(), residual);
+  packed->apply_from_bf16(bits, rows, y.data_ptr<float>(), kernels::Epilogue::AddResidual);
   return y.narrow(0, 0, rows);
 }
 
@@ -685,11 +702,11 @@ at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, at::Tensor pre) con
 at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
   const auto& c = cfg;
   auto norm = [&](at::Tensor t) { return layer_norm(std::move(t), L.ln2_w, L.ln2_b, c.layer_norm_eps); };
-  at::Tensor out, inter;
+  at::Tensor inter, hidden;  // the latter in bf16, rounded by the kernel that wrote it (bf16_hand_off)
   {
     const at::Tensor input = c.pre_norm ? norm(y) : y;  // released before y is summed into
     if (bf16_hand_off(L.inter, L.out, input) && !c.gated_ffn) {
-      out = bf16_feed_forward(L.inter, L.out, input, c.activation, y);
+      hidden = bf16_hidden(L.inter, input, c.activation);
     } else if (c.gated_ffn) {  // GeGLU: [a | g] -> act(a) * g
       const auto parts = L.inter(input).chunk(2, -1);
       inter = activate(parts[0], c.activation) * parts[1];
@@ -697,7 +714,8 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
       inter = L.inter.activated(input, c.activation);
     }
   }
-  if (!out.defined()) out = L.out.plus(inter, std::move(y));  // y + out(inter), summed in the same order either way
+  // y + out(inter), summed in the same order either way
+  at::Tensor out = hidden.defined() ? L.out.plus_from_bf16(hidden, std::move(y)) : L.out.plus(inter, std::move(y));
   return c.pre_norm ? out : norm(std::move(out));
 }
 

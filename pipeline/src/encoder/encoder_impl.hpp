@@ -33,8 +33,10 @@ struct Linear {
   at::Tensor operator()(const at::Tensor& x) const { return fused(x, kernels::Epilogue::None); }  // x: [tokens, in]
   at::Tensor activated(const at::Tensor& x, Activation a) const;                   // act(this(x))
   // this(x) + residual. A residual handed over (std::move, no other handle to it or its storage) is
-  // summed into in place where the packed fp32 kernel can write there: no copy of it first.
+  // summed into in place where the packed kernel can write there (bf16: with room for its padding rows).
   at::Tensor plus(const at::Tensor& x, at::Tensor residual) const;
+  // this(hidden) + residual for a packed bf16 layer, hidden in bf16 as bf16_hidden gives it; in place as plus.
+  at::Tensor plus_from_bf16(const at::Tensor& hidden, at::Tensor residual) const;
   // this(x) with the epilogue in the kernel's output pass where the weights are packed; as separate ops
   // elsewhere (and where gradients flow: through the weights unpacked). `residual` only for AddResidual.
   at::Tensor fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual = {}) const;
@@ -46,9 +48,8 @@ Linear make_linear(const at::Tensor& w, at::Tensor b, const EncoderOptions& opt,
 // In bf16 one linear layer may hand its output to the next in bf16, rounded by the kernel that writes it
 // (as the next would round it) instead of in fp32 rounded in a pass of its own.
 bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& x);
-// residual + out(act(inter(x))) so (bf16_hand_off only).
-at::Tensor bf16_feed_forward(const Linear& inter, const Linear& out, const at::Tensor& x, Activation a,
-                             const at::Tensor& residual);
+// act(inter(x)) so, in bf16, its padding rows included (bf16_hand_off only), for Linear::plus_from_bf16.
+at::Tensor bf16_hidden(const Linear& inter, const at::Tensor& x, Activation a);
 
 struct Layer {
   Linear qkv, attn_out, inter, out;
