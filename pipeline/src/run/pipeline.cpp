@@ -158,8 +158,10 @@ template <typename Read, typename Work, typename Finish>
 void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
   tbb::task_arena arena(std::max(1, inflight));
   arena.execute([&] {
+    // One block more than the arena has threads: while a commit waits for its fdatasync, the stream that
+    // finished beside it (its block queued behind that commit) reads and computes the next block.
     tbb::parallel_pipeline(
-        static_cast<std::size_t>(std::max(1, inflight)),
+        static_cast<std::size_t>(std::max(1, inflight) + 1),
         tbb::make_filter<void, std::shared_ptr<BlockWork>>(tbb::filter_mode::serial_in_order, read) &
             tbb::make_filter<std::shared_ptr<BlockWork>, std::shared_ptr<BlockWork>>(tbb::filter_mode::parallel, work) &
             tbb::make_filter<std::shared_ptr<BlockWork>, void>(tbb::filter_mode::serial_in_order, finish));
