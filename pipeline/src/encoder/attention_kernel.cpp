@@ -295,10 +295,36 @@ KERNEL_INLINE void product_block(const float* a, int64_t lda, const float* b, in
   }
 }
 
+// The same for R rows of two whole vectors of C: each of A's values, loaded once, feeds two accumulators,
+// so that the loads of a step (2 of B, R of A) stay within what the FMAs take (2R) and not the other way.
+template <int R, class V>
+KERNEL_INLINE void product_block_2(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, float alpha,
+                                   float* c, int64_t ldc) {
+  V left[R] = {}, right[R] = {};
+  for (int64_t t = 0; t < k; ++t) {
+    const V bl = load<V>(b + t * ldb), br = load<V>(b + t * ldb + kWidth);
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r * lda + t];
+      left[r] += x * bl;
+      right[r] += x * br;
+    }
+  }
+  for (int r = 0; r < R; ++r) store(c + r * ldc, left[r] * alpha), store(c + r * ldc + kWidth, right[r] * alpha);
+}
+
 template <class V>
 KERNEL_INLINE void product(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t k,
                            int64_t cols, float alpha, float* c, int64_t ldc) {
-  for (int64_t j = 0; j < cols; j += kWidth) {
+  int64_t j = 0;
+  // Two vectors of columns at a time (6 rows: 12 sums in flight) where a register holds 16 floats.
+  if constexpr (!std::is_same_v<V, Twin>)
+    for (; j + 2 * kWidth <= cols; j += 2 * kWidth) {
+      int64_t i = 0;
+      for (; i + 6 <= rows; i += 6) product_block_2<6, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
+      for (; i + 4 <= rows; i += 4) product_block_2<4, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
+      for (; i < rows; ++i) product_block_2<1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
+    }
+  for (; j < cols; j += kWidth) {
     const int64_t w = std::min(kWidth, cols - j);
     int64_t i = 0;
     // 8 independent sums keep both FMA units busy through each one's latency; 4, then 1, for the rest.
