@@ -208,8 +208,7 @@ bool sums_in_place(const kernels::PackedLinear& p, const at::Tensor& residual) {
 at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
 
 at::Tensor Linear::plus(const at::Tensor& x, at::Tensor residual) const {
-  if (packed && !x.requires_grad() && x.dim() == 2 && residual.defined() && residual.dim() == 2 &&
-      residual.size(0) == x.size(0) && sums_in_place(*packed, residual)) {
+  if (packed && !x.requires_grad() && sums_in_place(*packed, residual) && residual.size(0) == x.size(0)) {
     const at::Tensor in = packed_input(x);
     packed->apply(in.data_ptr<float>(), in.size(0), residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
     return residual;
