@@ -58,8 +58,9 @@ BUCKETS = [
 OTHER = "other"
 
 
-def profile_split(perf_data):
-    """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1."""
+def profile_split(perf_data, binary):
+    """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1. The profiled
+    binary's own samples count as attnscan's whatever its file is called (a --ref-binary may be renamed)."""
     out = subprocess.run(["perf", "report", "-i", perf_data, "--no-children", "--sort", "dso,sym", "--stdio",
                           "--percent-limit", "0", "-F", "overhead,dso,sym"], capture_output=True, text=True, check=True)
     shares = {name: 0.0 for name, _ in BUCKETS}
@@ -69,6 +70,8 @@ def profile_split(perf_data):
         if not m:
             continue
         pct, dso, sym = float(m.group(1)), m.group(2), m.group(3).strip()
+        if dso == os.path.basename(binary):
+            dso = "attnscan"
         name = next((b for b, test in BUCKETS if test(dso, sym)), OTHER)
         shares[name] += pct
     total = sum(shares.values())  # perf rounds each line to 0.01%: thousands of small lines sum above 100
@@ -146,7 +149,7 @@ def main():
         tokens = int(n.sum())
         _, executed = model_flops(model, n)
         per_core = peak / cores * 1e9
-        shares = profile_split(data)
+        shares = profile_split(data, binaries[name])
         gemm = shares[BUCKETS[0][0]]
         us = lambda s: s * 1e6 / tokens
         print(f"\n{name}: {len(n)} pairs, {tokens} real tokens; median CPU {cpu:.2f} s (wall {wall:.2f} s, "
