@@ -275,41 +275,31 @@ KERNEL_INLINE void softmax_rows_as(float* scores, int64_t ld, const float* bias,
 }
 
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
-// kWidth columns; R rows of C per block, whose R accumulators share each load of B. Each C value sums its
-// k products in order: the same numbers for the same operands, whatever the batch. Tiny products (n x n
-// x d per head) cost less here than a BLAS call.
-template <int R, class V>
+// kWidth columns. Each block is R rows by N vectors of C: each load of B feeds R accumulators and each of
+// A's values N of them, so that a step's loads (N of B, R of A) stay within what its R N FMAs take. The
+// last vector stores `last` columns. Each C value sums its k products in order: the same numbers for the
+// same operands, whatever the batch. Tiny products (n x n x d per head) cost less here than a BLAS call.
+template <int R, int N, class V>
 KERNEL_INLINE void product_block(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, float alpha,
-                                 float* c, int64_t ldc, int64_t cols) {
-  V acc[R] = {};
+                                 float* c, int64_t ldc, int64_t last) {
+  V acc[R][N] = {};
   for (int64_t t = 0; t < k; ++t) {
-    const V bt = load<V>(b + t * ldb);
-    for (int r = 0; r < R; ++r) acc[r] += a[r * lda + t] * bt;
-  }
-  for (int r = 0; r < R; ++r) {
-    const V out = acc[r] * alpha;
-    if (cols == kWidth)
-      store(c + r * ldc, out);
-    else
-      std::memcpy(c + r * ldc, &out, static_cast<std::size_t>(cols) * sizeof(float));
-  }
-}
-
-// The same for R rows of two whole vectors of C: each of A's values, loaded once, feeds two accumulators,
-// so that the loads of a step (2 of B, R of A) stay within what the FMAs take (2R) and not the other way.
-template <int R, class V>
-KERNEL_INLINE void product_block_2(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, float alpha,
-                                   float* c, int64_t ldc) {
-  V left[R] = {}, right[R] = {};
-  for (int64_t t = 0; t < k; ++t) {
-    const V bl = load<V>(b + t * ldb), br = load<V>(b + t * ldb + kWidth);
+    V bt[N];
+    for (int v = 0; v < N; ++v) bt[v] = load<V>(b + t * ldb + v * kWidth);
     for (int r = 0; r < R; ++r) {
       const float x = a[r * lda + t];
-      left[r] += x * bl;
-      right[r] += x * br;
+      for (int v = 0; v < N; ++v) acc[r][v] += x * bt[v];
     }
   }
-  for (int r = 0; r < R; ++r) store(c + r * ldc, left[r] * alpha), store(c + r * ldc + kWidth, right[r] * alpha);
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < N; ++v) {
+      const V out = acc[r][v] * alpha;
+      float* to = c + r * ldc + v * kWidth;
+      if (v < N - 1 || last == kWidth)
+        store(to, out);
+      else
+        std::memcpy(to, &out, static_cast<std::size_t>(last) * sizeof(float));
+    }
 }
 
 template <class V>
@@ -320,9 +310,9 @@ KERNEL_INLINE void product(const float* a, int64_t lda, const float* b, int64_t 
   if constexpr (!std::is_same_v<V, Twin>)
     for (; j + 2 * kWidth <= cols; j += 2 * kWidth) {
       int64_t i = 0;
-      for (; i + 6 <= rows; i += 6) product_block_2<6, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
-      for (; i + 4 <= rows; i += 4) product_block_2<4, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
-      for (; i < rows; ++i) product_block_2<1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc);
+      for (; i + 6 <= rows; i += 6) product_block<6, 2, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, kWidth);
+      for (; i + 4 <= rows; i += 4) product_block<4, 2, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, kWidth);
+      for (; i < rows; ++i) product_block<1, 2, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, kWidth);
     }
   for (; j < cols; j += kWidth) {
     const int64_t w = std::min(kWidth, cols - j);
@@ -330,9 +320,9 @@ KERNEL_INLINE void product(const float* a, int64_t lda, const float* b, int64_t 
     // 8 independent sums keep both FMA units busy through each one's latency; 4, then 1, for the rest.
     // A Twin's 8 sums would take all 16 AVX2 registers and more: there, 4 at most.
     if constexpr (!std::is_same_v<V, Twin>)
-      for (; i + 8 <= rows; i += 8) product_block<8, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
-    for (; i + 4 <= rows; i += 4) product_block<4, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
-    for (; i < rows; ++i) product_block<1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+      for (; i + 8 <= rows; i += 8) product_block<8, 1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+    for (; i + 4 <= rows; i += 4) product_block<4, 1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
+    for (; i < rows; ++i) product_block<1, 1, V>(a + i * lda, lda, b + j, ldb, k, alpha, c + i * ldc + j, ldc, w);
   }
 }
 

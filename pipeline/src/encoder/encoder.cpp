@@ -182,13 +182,9 @@ at::Tensor packed_input(const at::Tensor& x) {
   return x.contiguous();
 }
 
-// A packed layer's output for `rows` input rows (its padding rows included); the first rows hold
-// `residual` when one is given (Epilogue::AddResidual adds to them).
-at::Tensor packed_output(const kernels::PackedLinear& p, int64_t rows, const at::TensorOptions& options,
-                         const at::Tensor& residual) {
-  at::Tensor y = at::empty({p.rows_computed(rows), p.out_features()}, options);
-  if (residual.defined()) y.narrow(0, 0, rows).copy_(residual);
-  return y;
+// A packed layer's output for `rows` input rows, its padding rows included.
+at::Tensor packed_output(const kernels::PackedLinear& p, int64_t rows, const at::TensorOptions& options) {
+  return at::empty({p.rows_computed(rows), p.out_features()}, options);
 }
 
 // Whether p can add its output to `residual` where it lies: handed over (no other handle to it or its
@@ -203,20 +199,29 @@ bool sums_in_place(const kernels::PackedLinear& p, const at::Tensor& residual) {
   return residual.storage().nbytes() >= needed * sizeof(float);
 }
 
+// p's output for `rows` rows plus residual, as write(out) adds it to out's rows: into residual itself where
+// sums_in_place allows, else into a copy of it.
+template <class Write>
+at::Tensor summed(const kernels::PackedLinear& p, int64_t rows, at::Tensor residual, const Write& write) {
+  if (residual.size(0) == rows && sums_in_place(p, residual)) {
+    write(residual.data_ptr<float>());
+    return residual;
+  }
+  at::Tensor y = packed_output(p, rows, residual.options());
+  y.narrow(0, 0, rows).copy_(residual);
+  write(y.data_ptr<float>());
+  return y.narrow(0, 0, rows);  // the leading rows: still contiguous
+}
+
 }  // namespace
 
 at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
 
 at::Tensor Linear::plus(const at::Tensor& x, at::Tensor residual) const {
-  if (packed && !x.requires_grad() && sums_in_place(*packed, residual) && residual.size(0) == x.size(0)) {
-    const at::Tensor in = packed_input(x);
-    packed->apply(in.data_ptr<float>(), in.size(0), residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
-    return residual;
-  }
-  return fused(x, kernels::Epilogue::AddResidual, residual);
+  return fused(x, kernels::Epilogue::AddResidual, std::move(residual));
 }
 
-at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual) const {
+at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, at::Tensor residual) const {
   if (!packed || x.requires_grad() || (residual.defined() && residual.requires_grad())) {
     const at::Tensor y = at::linear(x, packed ? dense_weight() : weight, bias);
     switch (e) {
@@ -229,8 +234,10 @@ at::Tensor Linear::fused(const at::Tensor& x, kernels::Epilogue e, const at::Ten
   }
   const at::Tensor in = packed_input(x);
   const int64_t rows = in.size(0);
-  at::Tensor y = packed_output(*packed, rows, in.options(), e == kernels::Epilogue::AddResidual ? residual : at::Tensor());
-  packed->apply(in.data_ptr<float>(), rows, y.data_ptr<float>(), e);
+  const auto write = [&](float* out) { packed->apply(in.data_ptr<float>(), rows, out, e); };
+  if (e == kernels::Epilogue::AddResidual) return summed(*packed, rows, std::move(residual), write);
+  at::Tensor y = packed_output(*packed, rows, in.options());
+  write(y.data_ptr<float>());
   return y.narrow(0, 0, rows);  // the leading rows: still contiguous
 }
 
@@ -240,7 +247,7 @@ bool bf16_hand_off(const Linear& first, const Linear& second, const at::Tensor& 
 
 at::Tensor bf16_hidden(const Linear& inter, const at::Tensor& x, Activation a) {
   const at::Tensor in = packed_input(x);
-  const at::Tensor hidden = packed_output(*inter.packed, in.size(0), in.options().dtype(at::kBFloat16), at::Tensor());
+  const at::Tensor hidden = packed_output(*inter.packed, in.size(0), in.options().dtype(at::kBFloat16));
   inter.packed->apply_to_bf16(in.data_ptr<float>(), in.size(0), reinterpret_cast<uint16_t*>(hidden.data_ptr()), epilogue_of(a));
   return hidden;
 }
@@ -248,13 +255,8 @@ at::Tensor bf16_hidden(const Linear& inter, const at::Tensor& x, Activation a) {
 at::Tensor Linear::plus_from_bf16(const at::Tensor& hidden, at::Tensor residual) const {
   const int64_t rows = residual.size(0);
   const auto* bits = reinterpret_cast<const uint16_t*>(hidden.data_ptr());
-  if (sums_in_place(*packed, residual)) {
-    packed->apply_from_bf16(bits, rows, residual.data_ptr<float>(), kernels::Epilogue::AddResidual);
-    return residual;
-  }
-  at::Tensor y = packed_output(*packed, rows, residual.options(), residual);
-  packed->apply_from_bf16(bits, rows, y.data_ptr<float>(), kernels::Epilogue::AddResidual);
-  return y.narrow(0, 0, rows);
+  return summed(*packed, rows, std::move(residual),
+                [&](float* out) { packed->apply_from_bf16(bits, rows, out, kernels::Epilogue::AddResidual); });
 }
 
 at::Tensor Linear::dense_weight() const {

@@ -39,7 +39,7 @@ struct Linear {
   at::Tensor plus_from_bf16(const at::Tensor& hidden, at::Tensor residual) const;
   // this(x) with the epilogue in the kernel's output pass where the weights are packed; as separate ops
   // elsewhere (and where gradients flow: through the weights unpacked). `residual` only for AddResidual.
-  at::Tensor fused(const at::Tensor& x, kernels::Epilogue e, const at::Tensor& residual = {}) const;
+  at::Tensor fused(const at::Tensor& x, kernels::Epilogue e, at::Tensor residual = {}) const;
   at::Tensor dense_weight() const;
 };
 
