@@ -1025,7 +1025,8 @@ def test_duplicate_plugin_names_are_named():
     p = run("plugins", "--plugin-path", copies, check=False)
     assert p.returncode != 0, p.stdout
     assert "conflict: detector 'next_token' is declared by 2 files:" in p.stdout, p.stdout
-    assert os.path.join(copies, "next_token.so") in p.stdout and "build/plugins/next_token.so" in p.stdout, p.stdout
+    assert os.path.join(copies, "next_token.so") in p.stdout and os.path.join(plugin_dir(), "next_token.so") in p.stdout, \
+        p.stdout
     target = out("dup.h5")
     p = run("run", "-c", "configs/default.yaml", "--set", "plugin_paths=" + copies, "-o", target, "--no-progress",
             check=False)

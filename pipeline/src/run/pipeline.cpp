@@ -12,6 +12,7 @@
 
 #include "plugin_host/attention_maps.hpp"
 #include "run/batching.hpp"
+#include "run/commit_thread.hpp"
 #include "run/example_columns.hpp"
 
 namespace attnscan {
@@ -158,8 +159,8 @@ template <typename Read, typename Work, typename Finish>
 void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
   tbb::task_arena arena(std::max(1, inflight));
   arena.execute([&] {
-    // One block more than the arena has threads: while a commit waits for its fdatasync, the stream that
-    // finished beside it (its block queued behind that commit) reads and computes the next block.
+    // One block more than the arena has threads: a stream whose block is done before an older one's (held
+    // for the in-order commit) reads and computes the next block.
     tbb::parallel_pipeline(
         static_cast<std::size_t>(std::max(1, inflight) + 1),
         tbb::make_filter<void, std::shared_ptr<BlockWork>>(tbb::filter_mode::serial_in_order, read) &
@@ -476,19 +477,25 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
     return work;
   };
 
+  // One block may wait for the commit thread beside the one it commits; a stream hands its block over
+  // and goes on, unless both are taken.
+  CommitThread commits(1);
   auto commit_block = [&](std::shared_ptr<BlockWork> work) {
-    const auto& e = work->chunk.examples;
-    uint64_t tokens = 0;
-    for (auto n : e.n_tokens) tokens += n;
-    const uint64_t examples = e.size();
-    commit(work->number, work->rows, std::move(work->chunk));
-    progress.examples += examples;
-    progress.tokens += tokens;
-    progress.blocks += 1;
-    progress.fraction = work->fraction;
+    commits.hand_over([&commit, &progress, work = std::move(work)] {
+      const auto& e = work->chunk.examples;
+      uint64_t tokens = 0;
+      for (auto n : e.n_tokens) tokens += n;
+      const uint64_t examples = e.size();
+      commit(work->number, work->rows, std::move(work->chunk));
+      progress.examples += examples;
+      progress.tokens += tokens;
+      progress.blocks += 1;
+      progress.fraction = work->fraction;
+    });
   };
 
   run_blocks(s.inflight, read_block, process_block, commit_block);
+  commits.drain();
   result.rows_total = blocks.rows_total();
   if (stop.load()) result.reached_end = false;
   return result;
