@@ -187,6 +187,7 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
   }
   fd_.reset(::open(tmp().c_str(), O_RDWR | O_CLOEXEC));
   if (!fd_) throw Error(tmp().string() + ": cannot open for writing attention");
+  writeback_ = std::make_unique<BackgroundWriteback>(fd_.get(), std::chrono::milliseconds(50));
   if (reuse) keep_verified_attention(log);
 }
 
@@ -319,6 +320,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
   done.attention_values = direct_ ? plan_.total_values : static_cast<uint64_t>(attention_total);
   try {
     std::unique_ptr<LayoutWriter> writer;
+    writeback_.reset();
     fd_.reset();
     if (assembled_ && next_block_ >= blocks_total) {  // every block went in as it committed
       writer = std::move(assembled_);

@@ -15,6 +15,7 @@
 #include <ostream>
 #include <set>
 
+#include "store/background_writeback.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"
 #include "store/output_lock.hpp"
@@ -92,6 +93,7 @@ class OutputSession {
   bool direct_ = false;        // attention written raw into OUT.h5.tmp
   uint64_t attention_at_ = 0;  // byte offset of attention/values in OUT.h5.tmp
   UniqueFd fd_;                // OUT.h5.tmp, while direct
+  std::unique_ptr<BackgroundWriteback> writeback_;  // of fd_, while blocks run
   std::mutex spill_mutex_;
   std::map<uint64_t, UniqueFd> spills_;  // block -> open spill file
   // OUT.h5.tmp, taking each block at its commit while they come in order (block next_block_ next).
