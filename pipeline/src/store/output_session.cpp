@@ -185,6 +185,7 @@ void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
     }
     durable_rename(note.string() + ".tmp", note);
   }
+  writeback_.reset();  // before the descriptor it uses
   fd_.reset(::open(tmp().c_str(), O_RDWR | O_CLOEXEC));
   if (!fd_) throw Error(tmp().string() + ": cannot open for writing attention");
   writeback_ = std::make_unique<BackgroundWriteback>(fd_.get(), std::chrono::milliseconds(50));
