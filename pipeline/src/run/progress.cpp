@@ -20,23 +20,12 @@ std::string duration(double s) {
 }  // namespace
 
 ProgressReporter::ProgressReporter(const PipelineProgress& p, std::ostream& out)
-    : progress_(p), out_(out), tty_(isatty(STDERR_FILENO) != 0),
-      start_(std::chrono::steady_clock::now()), thread_([this] { loop(); }) {}
+    : progress_(p), out_(out), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()),
+      thread_(tty_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000), [this] { report(false); }) {}
 
 ProgressReporter::~ProgressReporter() {
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  thread_.stop();
   if (tty_) out_ << "\n";
-}
-
-void ProgressReporter::loop() {
-  std::unique_lock<std::mutex> lock(m_);
-  const auto period = tty_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(5000);
-  while (!cv_.wait_for(lock, period, [this] { return done_; })) report(false);
 }
 
 void ProgressReporter::report(bool) {

@@ -2,11 +2,9 @@
 // Progress reporting of a run: a live bar on a terminal, a log line every few seconds otherwise.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <ostream>
-#include <thread>
 
+#include "common/periodic_thread.hpp"
 #include "run/pipeline.hpp"
 
 namespace attnscan {
@@ -17,16 +15,12 @@ class ProgressReporter {
   ~ProgressReporter();  // stops the thread and ends the bar line
 
  private:
-  void loop();
   void report(bool final_line);
   const PipelineProgress& progress_;
   std::ostream& out_;
   bool tty_;
   std::chrono::steady_clock::time_point start_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
+  PeriodicThread thread_;  // last: it reports through the members above
 };
 
 }  // namespace attnscan
