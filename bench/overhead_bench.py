@@ -23,7 +23,14 @@ splits the first figure in two:
                          libraries, hashing and packing the model, starting the detector workers,
                          opening and finishing the output; paid once per process (per SLURM task)
   marginal outside GEMM  the rest of the long run's outside-GEMM CPU per real token beyond the short
-                         run's: what each further pair costs, the figure a corpus of millions of pairs sees An unmeasured warm-up run comes first and every output is deleted once read
+                         run's: what each further pair costs, the figure a corpus of millions of pairs sees,
+                         by either ruler (FLOPs: beyond the peak; perf: outside the GEMM kernels' samples)
+
+and the part of the fixed cost no change to attnscan can remove while its forward pass runs on
+LibTorch: the median of 5 runs of bench/libtorch_load_floor, an empty program linked against LibTorch
+(the same libraries loaded, bar attnscan's own four).
+
+An unmeasured warm-up run comes first and every output is deleted once read
 (--no-warm-up: see its help). With --ref-binary the same run of another attnscan is measured alternately
 (before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
 """
@@ -108,6 +115,11 @@ def main():
     peak, line = gemm_peak(a.build)
     print(f"{line}\ncores: {cores}; load average before: {loadavg()}")
 
+    floor_runs = [timed([os.path.join(a.build, "bench", "libtorch_load_floor")], os.path.join(out_dir, "floor.log"))
+                  for _ in range(5)]
+    floor_cpu, floor_wall = (statistics.median(r[i] for r in floor_runs) for i in (1, 0))
+    print(f"LibTorch's load alone (bench/libtorch_load_floor, median of 5): cpu {floor_cpu:.2f} s, wall {floor_wall:.2f} s")
+
     configs = {rows: write_run_config(os.path.join(out_dir, f"overhead.{rows}.yaml"), model, dataset, True, 1, 2, rows)
                for rows in (a.rows, a.fixed_rows)}
     binaries = {"attnscan": binary}
@@ -160,10 +172,11 @@ def main():
               f"(GEMM kernels {gemm:.1%} of the samples, {us(cpu * gemm):.1f} us/token)")
         short_cpu, short_n = statistics.median(r[0] for r in short_runs[name]), short_runs[name][0][3]
         fixed = short_cpu - model_flops(model, short_n)[1] / per_core
-        marginal = (cpu - executed / per_core - fixed) * 1e6 / (tokens - int(short_n.sum()))
+        further = lambda outside: (outside - fixed) * 1e6 / (tokens - int(short_n.sum()))
         print(f"  fixed per run:        {fixed:7.2f} CPU s (median of {len(short_runs[name])} runs of "
-              f"{len(short_n)} pairs: {us(fixed):.1f} us/token of this run)")
-        print(f"  marginal outside GEMM:{marginal:7.1f} us of CPU per further real token")
+              f"{len(short_n)} pairs: {us(fixed):.1f} us/token of this run), of which LibTorch's load {floor_cpu:.2f}")
+        print(f"  marginal outside GEMM:{further(cpu - executed / per_core):7.1f} us of CPU per further real token (FLOPs), "
+              f"{further(cpu * (1 - gemm)):.1f} (perf)")
         print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
         for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
             print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")
