@@ -187,6 +187,24 @@ TEST_P(FamilyParity, Fp32ThroughOpenBlasMatchesHuggingFace) {
   expect_attention_matches_hf(options);
 }
 
+// Weights loaded on several threads (a run's cores) give the very numbers of a load on one: each task copies
+// or packs its own tensors, in any order.
+TEST_P(FamilyParity, WeightsLoadedOnSeveralThreadsGiveTheSameAttention) {
+  std::vector<Encoding> rows;
+  std::vector<const Encoding*> batch;
+  for (std::size_t i = 0; i < pairs_; ++i) rows.push_back(reference_encoding(*ref_, i));
+  for (const auto& r : rows)
+    if (r.size() < 100) batch.push_back(&r);
+  EncoderOptions one, three;
+  three.load_threads = 3;  // more than this machine's 2 cores: tasks are handed out as threads come free
+  const auto tokens = TokenBatch::from_encodings(batch, 0);
+  const auto x = BertEncoder(model_, one).forward(tokens), y = BertEncoder(model_, three).forward(tokens);
+  ASSERT_EQ(x.attention.size(), y.attention.size());
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < x.attention.size(); ++k) differ += x.attention[k] != y.attention[k];
+  EXPECT_EQ(differ, 0u) << GetParam().name << ": " << x.attention.size() << " attention weights";
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, FamilyParity,
                          ::testing::Values(Family{"distilbert", "distilbert", {}},
                                            Family{"electra-discriminator", "electra", {}},

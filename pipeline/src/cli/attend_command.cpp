@@ -120,6 +120,7 @@ int attend_command(const std::vector<std::string>& args) {
   EncoderOptions eo;
   eo.precision = chosen;
   eo.threads = threads;
+  eo.load_threads = threads;
   eo.device = DeviceSpec::parse(device);
   BertEncoder encoder(model, eo);
   auto out = encoder.forward(TokenBatch::from_encodings({&enc}, tokenizer.pad_id()));

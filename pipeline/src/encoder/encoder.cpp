@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/for_each_index.hpp"
 #include "encoder/attention_kernel.hpp"
 #include "encoder/encoder_impl.hpp"
 #include "encoder/norm_kernel.hpp"
@@ -362,7 +363,6 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
   namespace l = layer_tensor;
   const auto& c = m.cfg;
   const auto& d = c.disentangled;
-  m.word = dense(e::kWord);
   if (c.absolute_positions) m.position = dense(e::kPosition);
   if (c.token_types) m.token_type = dense(e::kTokenType);
   // A bias the model has, else zeros (ModernBERT's attention_bias, mlp_bias, norm_bias false).
@@ -389,8 +389,8 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
       rel_embeddings =
           layer_norm(std::move(rel_embeddings), to_tensor(w.get(kRelNormW)), to_tensor(w.get(kRelNormB)), c.layer_norm_eps);
   }
-  at::Tensor qkv_w;  // [3H, H]: q, k and v weights side by side for one packing, the same buffer for every layer
-  for (int64_t i = 0; i < c.stored_layers(); ++i) {
+  // One layer's weights, copied or packed.
+  auto build_layer = [&](int64_t i) {
     auto get = [&](const char* suffix) { return to_tensor(w.get(layer_tensor_name(i, suffix))); };
     auto read = [&](const char* suffix) { return mapped_tensor(w.get(layer_tensor_name(i, suffix))); };  // at once
     // The relative-position embeddings through one projection, as [heads, head_dim, 2 * span].
@@ -416,10 +416,8 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     const bool qb = c.attention_bias, fb = c.ffn_bias;
     if (c.fused_qkv) {
       layer.qkv = make_linear(read(l::kQkvW), bias(l::kQkvB, qb, 3 * H), options, m.device);
-    } else {
-      const std::vector<at::Tensor> parts = {read(l::kQueryW), read(l::kKeyW), read(l::kValueW)};
-      if (!qkv_w.defined()) qkv_w = at::empty({3 * parts[0].size(0), parts[0].size(1)});
-      at::cat_out(qkv_w, parts, 0);
+    } else {  // q, k and v weights side by side, [3H, H], for one packing
+      const at::Tensor qkv_w = at::cat({read(l::kQueryW), read(l::kKeyW), read(l::kValueW)}, 0);
       layer.qkv = make_linear(qkv_w, at::cat({bias(l::kQueryB, qb, H), bias(l::kKeyB, qb, H), bias(l::kValueB, qb, H)}, 0),
                               options, m.device);
     }
@@ -436,11 +434,22 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     }
     layer.ln2_w = get(l::kOutLnW).to(m.device);
     layer.ln2_b = bias(l::kOutLnB, c.norm_bias, H).to(m.device);
-    m.layers.push_back(std::move(layer));
-    // Everything read so far is copied or packed: its pages leave the footprint (the mapping stays valid), so
-    // a run holds the weights once, not twice.
+    return layer;
+  };
+  // The word embeddings (task 0, the largest table) and each layer (task i + 1) are copied or packed side
+  // by side on the run's cores, most of its start-up: each task reads only its own tensors and those above.
+  m.layers.resize(static_cast<std::size_t>(c.stored_layers()));
+  for_each_index(c.stored_layers() + 1, options.load_threads, [&](int64_t task) {
+    at::NoGradGuard no_grad_here;  // the guard is per thread
+    if (task == 0) {
+      m.word = dense(e::kWord);
+      return;
+    }
+    m.layers[static_cast<std::size_t>(task - 1)] = build_layer(task - 1);
+    // Everything read so far is copied or packed: its pages leave the footprint (the mapping stays valid; a
+    // task reading meanwhile maps its pages in again), so a run holds the weights once, not twice.
     w.file().drop_pages();
-  }
+  });
 }
 
 void BertEncoder::Impl::load_head(const TaskHead& h) {

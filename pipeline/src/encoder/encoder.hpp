@@ -29,6 +29,7 @@ struct EncoderOptions {
   int threads = 0;                       // intra-op threads; 0 = all cores
   DeviceSpec device;
   LinearBackend linear = LinearBackend::Auto;
+  int load_threads = 1;  // threads that copy and pack the weights at load; 0 = all cores (a run gives its own)
 };
 
 // The backend `options` gets on CPU here: never Auto. OpenBlas only for fp32 with OpenBLAS loaded.

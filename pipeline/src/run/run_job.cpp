@@ -204,6 +204,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   ps.importance = importance;
   EncoderOptions eo = cfg.engine;
   eo.threads = stream_threads;
+  eo.load_threads = threads;
   root.compute_platform = compute_platform().describe() + "HDF5: " + h5::library_version() + "\n";
   root.numerics = compute_platform().numerics() + ", linear layers " + linear_backend_name(resolve_linear_backend(eo)) +
                   ", " + std::to_string(eo.threads) + " intra-op thread(s)";
