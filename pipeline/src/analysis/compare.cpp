@@ -1,17 +1,14 @@
 #include "analysis/compare.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "analysis/label_groups.hpp"
 #include "common/error.hpp"
+#include "common/for_each_index.hpp"
 #include "store/layout_file.hpp"
 
 namespace attnscan::analysis {
@@ -39,23 +36,8 @@ template <typename Test>
 void test_heads(int64_t layers, int64_t heads, const CompareOptions& o, std::vector<CompareRow>& rows, Test test) {
   const auto count = static_cast<std::size_t>(layers * heads);
   std::vector<CompareRow> out(count);
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_lock;
-  auto work = [&] {
-    for (std::size_t k; (k = next++) < count;) try {
-        out[k] = test(static_cast<int64_t>(k) / heads, static_cast<int64_t>(k) % heads);
-      } catch (...) {
-        const std::lock_guard<std::mutex> hold(failure_lock);
-        if (!failure) failure = std::current_exception();
-      }
-  };
-  const unsigned cores = o.threads > 0 ? static_cast<unsigned>(o.threads) : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::min<std::size_t>(cores, count); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_index(static_cast<int64_t>(count), o.threads,
+                 [&](int64_t k) { out[static_cast<std::size_t>(k)] = test(k / heads, k % heads); });
   rows.insert(rows.end(), std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
 }
 
