@@ -3,8 +3,9 @@
 
   bench/detector_bench.py [--build build] [--dataset ../shared/datasets/stsb/sts-train.csv] [--repeat 2]
 
-Runs `attnscan run` end to end without detectors, with all seven in worker processes (the default,
-pipeline.detector_isolation: true) and with all seven in the main process (isolation off), fp16
+Runs `attnscan run` end to end without detectors, with all seven in worker processes
+(pipeline.detector_isolation: all) and with all seven in the main process (none; the default, plugins,
+runs attnscan's own detectors there too), fp16
 attention stored in all three, best of --repeat runs each; prints the detectors' share of the
 end-to-end time (target < 10%) and the cost of isolating them.
 """
@@ -21,7 +22,7 @@ DETECTORS = "next_token,prev_token,same_sentence_match,cross_sentence_match,subw
 
 def timed_run(binary, dataset, out, detectors, isolated=True):
     args = [binary, "run", "-c", "configs/stsb-raw.yaml", "--set", "dataset.path=" + dataset, "-o", out,
-            "--overwrite", "--no-progress", "--set", "pipeline.detector_isolation=" + ("true" if isolated else "false")]
+            "--overwrite", "--no-progress", "--set", "pipeline.detector_isolation=" + ("all" if isolated else "none")]
     if detectors:
         args += ["--set", "detectors=" + detectors]
     t0 = time.perf_counter()

@@ -73,6 +73,21 @@ TEST(RunConfigErrors, UnknownKeyNamesLineAndSuggestion) {
   EXPECT_NE(msg.find("run.yaml:3: unknown key 'dataset.formt' (did you mean 'dataset.format'?)"), std::string::npos) << msg;
 }
 
+TEST(RunConfig, DetectorIsolationIsPluginsByDefaultAndKeepsItsOldSpellings) {
+  ConfigBuilder defaults;
+  defaults.set("dataset.path=pairs.tsv");
+  EXPECT_EQ(defaults.build().detector_isolation, "plugins");
+  for (const std::string value : {"plugins", "all", "none", "true", "false"}) {
+    ConfigBuilder b;
+    b.set("dataset.path=pairs.tsv");
+    b.set("pipeline.detector_isolation=" + value);
+    EXPECT_EQ(b.build().detector_isolation, value);
+  }
+  EXPECT_NE(config_error("isolation", "pipeline:\n  detector_isolation: some\n")
+                .find("run.yaml:2: pipeline.detector_isolation: 'some' is not one of plugins, all, none, true, false"),
+            std::string::npos);
+}
+
 TEST(RunConfigErrors, WrongTypesAndRanges) {
   EXPECT_NE(config_error("type", "engine:\n  threads: many\n").find("run.yaml:2: engine.threads: expected an integer, got 'many'"),
             std::string::npos);

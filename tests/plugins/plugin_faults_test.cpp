@@ -1,6 +1,7 @@
 // Misbehaving plugins (tests/plugins/faulty): infinities refused at the boundary, a broken file that
 // would be passed over for another of its name, symlink loops on the search path, and detectors that
-// crash, exit or hang, contained by the isolated DetectorRunner.
+// crash, exit or hang, contained by the isolated DetectorRunner (which leaves attnscan's own detectors in
+// this process by default).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -122,10 +123,10 @@ struct Isolated {
   std::vector<LoadedDetector> detectors;
   std::atomic<bool> stop{false};
   std::unique_ptr<DetectorRunner> runner;
-  Isolated(const std::vector<std::string>& names, double timeout_s, bool isolated = true) {
+  Isolated(const std::vector<std::string>& names, double timeout_s, DetectorIsolation isolation = DetectorIsolation::All) {
     for (const auto& n : names) detectors.push_back(PluginHost({kFaults}).load(n, {}));
     DetectorRunOptions o;
-    o.isolated = isolated;
+    o.isolation = isolation;
     o.workers = 2;
     o.timeout_s = timeout_s;
     o.stop = &stop;
@@ -136,7 +137,8 @@ struct Isolated {
 }  // namespace
 
 TEST(DetectorIsolation, SameScoresAsInProcess) {
-  Isolated iso({"next_token", "entropy", "delimiter"}, 10), plain({"next_token", "entropy", "delimiter"}, 10, false);
+  Isolated iso({"next_token", "entropy", "delimiter"}, 10),
+      plain({"next_token", "entropy", "delimiter"}, 10, DetectorIsolation::None);
   auto a = example("a", "fine"), b = example("b", "other");
   const auto x = iso.runner->score({a->example, b->example});
   const auto y = plain.runner->score({a->example, b->example});
@@ -146,6 +148,43 @@ TEST(DetectorIsolation, SameScoresAsInProcess) {
       EXPECT_EQ(x[d][k].scores, y[d][k].scores) << d << " " << k;
       EXPECT_EQ(x[d][k].baseline, y[d][k].baseline) << d << " " << k;
     }
+}
+
+// The default: attnscan's own detectors (its plugin folder) in this process, a plugin folder's in a worker,
+// each detector's scores in its place, and the plugin's crash still contained and named.
+TEST(DetectorIsolation, ShippedDetectorsRunHerePluginsInWorkers) {
+  Isolated mixed({"next_token", "segfault", "entropy"}, 10, DetectorIsolation::Plugins),
+      all({"next_token", "segfault", "entropy"}, 10, DetectorIsolation::All);
+  EXPECT_TRUE(mixed.detectors[0].shipped);
+  EXPECT_FALSE(mixed.detectors[1].shipped);
+  EXPECT_TRUE(mixed.detectors[2].shipped);
+  EXPECT_FALSE(mixed.runner->isolates(0));
+  EXPECT_TRUE(mixed.runner->isolates(1));
+  EXPECT_FALSE(mixed.runner->isolates(2));
+  EXPECT_TRUE(mixed.runner->scores_in_process());
+  EXPECT_FALSE(all.runner->scores_in_process());
+  auto a = example("a", "fine"), b = example("b", "other");
+  const auto x = mixed.runner->score({a->example, b->example});
+  const auto y = all.runner->score({a->example, b->example});
+  ASSERT_EQ(x.size(), 3u);
+  for (std::size_t d = 0; d < x.size(); ++d)
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(x[d][k].scores, y[d][k].scores) << d << " " << k;
+      EXPECT_EQ(x[d][k].baseline, y[d][k].baseline) << d << " " << k;
+    }
+  auto bad = example("row-9", "boom");
+  const std::string e = message_of([&] { mixed.runner->score({a->example, bad->example}); });
+  EXPECT_EQ(e.rfind("detector segfault on example row-9: the detector crashed (signal 11", 0), 0u) << e;
+}
+
+TEST(DetectorIsolation, OptionValuesAndTheirOldSpellings) {
+  EXPECT_EQ(detector_isolation_named("plugins"), DetectorIsolation::Plugins);
+  EXPECT_EQ(detector_isolation_named("all"), DetectorIsolation::All);
+  EXPECT_EQ(detector_isolation_named("true"), DetectorIsolation::All);
+  EXPECT_EQ(detector_isolation_named("none"), DetectorIsolation::None);
+  EXPECT_EQ(detector_isolation_named("false"), DetectorIsolation::None);
+  EXPECT_EQ(message_of([] { detector_isolation_named("some"); }),
+            "pipeline.detector_isolation: 'some' (expected plugins, all or none)");
 }
 
 TEST(DetectorIsolation, ThrowingDetectorKeepsItsMessageAndTheWorker) {

@@ -88,9 +88,11 @@ const std::vector<Option>& table() {
       {"pipeline.block_rows", Kind::Int, "256", "rows per block: the unit of batching windows, commits, resume and sharding", {}, 1, 1 << 20},
       {"pipeline.inflight", Kind::Int, "0", "blocks processed at once (0: 2 when there are 2+ cores, else 1)", {}, 0, 256},
       {"pipeline.batch_tokens", Kind::Int, "768", "padded tokens per forward batch (length-bucketed within a block)", {}, 1, 1 << 24},
-      {"pipeline.detector_isolation", Kind::Bool, "true",
-       "run detectors in worker processes, so that a crash, exit() or hang is named and SIGINT/SIGTERM always stop "
-       "the run (false: in this process, no such guarantees)"},
+      {"pipeline.detector_isolation", Kind::Choice, "plugins",
+       "which detectors run in worker processes, so that a crash, exit() or hang is named and SIGINT/SIGTERM always "
+       "stop the run: plugins (those from plugin folders; attnscan's own run in this process), all (or true), "
+       "none (or false: no such guarantees)",
+       {"plugins", "all", "none", "true", "false"}},
       {"pipeline.detector_timeout", Kind::Int, "60",
        "seconds one detector may take on one example before the run stops naming it (isolation only; 0: no limit)",
        {}, 0, 1 << 24},
@@ -425,7 +427,7 @@ RunConfig ConfigBuilder::build() const {
   c.block_rows = static_cast<uint64_t>(std::stoll(get("pipeline.block_rows")));
   c.inflight = std::stoi(get("pipeline.inflight"));
   c.batch_tokens = std::stoll(get("pipeline.batch_tokens"));
-  c.detector_isolation = get("pipeline.detector_isolation") == "true";
+  c.detector_isolation = get("pipeline.detector_isolation");
   c.detector_timeout_s = std::stoi(get("pipeline.detector_timeout"));
   c.importance_ablation = get("importance.ablation") == "true";
   c.importance_gradient = get("importance.gradient");

@@ -56,7 +56,7 @@ struct RunConfig {
   uint64_t block_rows{};
   int inflight{};  // 0: chosen from the cores
   int64_t batch_tokens{};
-  bool detector_isolation{};
+  std::string detector_isolation;  // plugins | all | none (true, false: all, none)
   int detector_timeout_s{};  // 0: no limit
   std::vector<DetectorConfig> detectors;
   std::vector<std::string> plugin_paths;

@@ -245,22 +245,41 @@ class DetectorRunner::Pool {
   std::condition_variable ready_;
 };
 
+DetectorIsolation detector_isolation_named(const std::string& value) {
+  if (value == "plugins") return DetectorIsolation::Plugins;
+  if (value == "all" || value == "true") return DetectorIsolation::All;
+  if (value == "none" || value == "false") return DetectorIsolation::None;
+  throw Error("pipeline.detector_isolation: '" + value + "' (expected plugins, all or none)");
+}
+
 DetectorRunner::DetectorRunner(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options)
     : detectors_(detectors), options_(options) {
-  if (options_.isolated && !detectors_.empty()) pool_ = std::make_unique<Pool>(detectors_, options_);
+  for (std::size_t i = 0; i < detectors_.size(); ++i) {
+    const bool isolate = options_.isolation == DetectorIsolation::All ||
+                         (options_.isolation == DetectorIsolation::Plugins && !detectors_[i].shipped);
+    (isolate ? isolated_ : local_).push_back(i);
+  }
+  for (auto i : isolated_) isolated_detectors_.push_back(detectors_[i]);
+  if (!isolated_.empty()) pool_ = std::make_unique<Pool>(isolated_detectors_, options_);
 }
 
 DetectorRunner::~DetectorRunner() = default;
 
+bool DetectorRunner::isolates(std::size_t i) const { return std::find(isolated_.begin(), isolated_.end(), i) != isolated_.end(); }
+
 std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch,
                                                                    const std::vector<MixingMaps>& mixing,
                                                                    const std::vector<int64_t>& strides) const {
-  if (pool_) return pool_->score(batch, mixing, strides);
-  for (std::size_t k = 0; k < strides.size() && k < batch.size(); ++k)
-    if (strides[k] > 0 && static_cast<std::size_t>(strides[k]) != batch[k].size())
-      throw Error("internal: padded attention given to detectors that run in this process");
-  std::vector<std::vector<sdk::ExampleScores>> out;
-  for (const auto& d : detectors_) out.push_back(d.score(batch, mixing));
+  if (!local_.empty())
+    for (std::size_t k = 0; k < strides.size() && k < batch.size(); ++k)
+      if (strides[k] > 0 && static_cast<std::size_t>(strides[k]) != batch[k].size())
+        throw Error("internal: padded attention given to detectors that run in this process");
+  std::vector<std::vector<sdk::ExampleScores>> out(detectors_.size());
+  for (auto i : local_) out[i] = detectors_[i].score(batch, mixing);
+  if (pool_) {
+    auto isolated = pool_->score(batch, mixing, strides);
+    for (std::size_t j = 0; j < isolated_.size(); ++j) out[isolated_[j]] = std::move(isolated[j]);
+  }
   return out;
 }
 

@@ -217,6 +217,8 @@ LoadedDetector create_detector(const PluginFile& p, const std::map<std::string, 
   LoadedDetector d;
   d.file = p.file;
   d.info = p.info;
+  std::error_code ec;
+  d.shipped = fs::equivalent(p.file.parent_path(), builtin_plugin_dir(), ec);
   std::set<std::string> known;
   for (const auto& spec : d.info.params) {
     known.insert(spec.name);

@@ -51,6 +51,7 @@ struct LoadedDetector {
   std::filesystem::path file;
   std::shared_ptr<const sdk::Detector> detector;
   AttentionMap map = AttentionMap::Weights;  // what the detector is given as `attention` (its `map:`)
+  bool shipped = false;  // from attnscan's own plugin folder (builtin_plugin_dir()), not a plugin folder of the user's
 
   // Scores a batch (the `map` of its attention; `mixing`: the encoder's maps per example, or empty);
   // any exception from the plugin becomes a PluginError naming the plugin, the example id and the

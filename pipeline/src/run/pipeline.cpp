@@ -434,7 +434,7 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       const BatchMixing mixing = batch_mixing(encoder, tokens, s.mixing);
       if (scoring || s.layout.value_norms || !layer_maps.empty()) {
         // Copied out only for what reads n x n blocks: detectors in this process, the rollout.
-        const bool contiguous = (scoring && !s.detectors->isolated()) || layer_maps.count("rollout") > 0;
+        const bool contiguous = (scoring && s.detectors->scores_in_process()) || layer_maps.count("rollout") > 0;
         std::vector<UnpaddedMaps> maps;
         for (std::size_t k = 0; k < members.size(); ++k)
           maps.push_back(unpadded_maps(out, static_cast<int64_t>(k), encodings[members[k]].size(), contiguous));

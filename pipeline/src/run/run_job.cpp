@@ -191,7 +191,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   set_compute_threads(stream_threads);
   // Detector worker processes start here: before the encoder's threads and before the output is opened.
   DetectorRunOptions dro;
-  dro.isolated = cfg.detector_isolation;
+  dro.isolation = detector_isolation_named(cfg.detector_isolation);
   dro.workers = inflight;
   dro.timeout_s = cfg.detector_timeout_s;
   dro.stop = &stop;
