@@ -134,6 +134,18 @@ struct Isolated {
   }
 };
 
+void expect_same_scores(const std::vector<std::vector<sdk::ExampleScores>>& x,
+                        const std::vector<std::vector<sdk::ExampleScores>>& y) {
+  ASSERT_EQ(x.size(), y.size());
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    ASSERT_EQ(x[d].size(), y[d].size());
+    for (std::size_t k = 0; k < x[d].size(); ++k) {
+      EXPECT_EQ(x[d][k].scores, y[d][k].scores) << d << " " << k;
+      EXPECT_EQ(x[d][k].baseline, y[d][k].baseline) << d << " " << k;
+    }
+  }
+}
+
 }  // namespace
 
 TEST(DetectorIsolation, SameScoresAsInProcess) {
@@ -141,13 +153,8 @@ TEST(DetectorIsolation, SameScoresAsInProcess) {
       plain({"next_token", "entropy", "delimiter"}, 10, DetectorIsolation::None);
   auto a = example("a", "fine"), b = example("b", "other");
   const auto x = iso.runner->score({a->example, b->example});
-  const auto y = plain.runner->score({a->example, b->example});
   ASSERT_EQ(x.size(), 3u);
-  for (std::size_t d = 0; d < x.size(); ++d)
-    for (std::size_t k = 0; k < 2; ++k) {
-      EXPECT_EQ(x[d][k].scores, y[d][k].scores) << d << " " << k;
-      EXPECT_EQ(x[d][k].baseline, y[d][k].baseline) << d << " " << k;
-    }
+  expect_same_scores(x, plain.runner->score({a->example, b->example}));
 }
 
 // The default: attnscan's own detectors (its plugin folder) in this process, a plugin folder's in a worker,
@@ -165,13 +172,8 @@ TEST(DetectorIsolation, ShippedDetectorsRunHerePluginsInWorkers) {
   EXPECT_FALSE(all.runner->scores_in_process());
   auto a = example("a", "fine"), b = example("b", "other");
   const auto x = mixed.runner->score({a->example, b->example});
-  const auto y = all.runner->score({a->example, b->example});
   ASSERT_EQ(x.size(), 3u);
-  for (std::size_t d = 0; d < x.size(); ++d)
-    for (std::size_t k = 0; k < 2; ++k) {
-      EXPECT_EQ(x[d][k].scores, y[d][k].scores) << d << " " << k;
-      EXPECT_EQ(x[d][k].baseline, y[d][k].baseline) << d << " " << k;
-    }
+  expect_same_scores(x, all.runner->score({a->example, b->example}));
   auto bad = example("row-9", "boom");
   const std::string e = message_of([&] { mixed.runner->score({a->example, bad->example}); });
   EXPECT_EQ(e.rfind("detector segfault on example row-9: the detector crashed (signal 11", 0), 0u) << e;
