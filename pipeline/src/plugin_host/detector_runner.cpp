@@ -254,18 +254,17 @@ DetectorIsolation detector_isolation_named(const std::string& value) {
 
 DetectorRunner::DetectorRunner(const std::vector<LoadedDetector>& detectors, const DetectorRunOptions& options)
     : detectors_(detectors), options_(options) {
-  for (std::size_t i = 0; i < detectors_.size(); ++i) {
-    const bool isolate = options_.isolation == DetectorIsolation::All ||
-                         (options_.isolation == DetectorIsolation::Plugins && !detectors_[i].shipped);
-    (isolate ? isolated_ : local_).push_back(i);
-  }
+  for (std::size_t i = 0; i < detectors_.size(); ++i) (isolates(i) ? isolated_ : local_).push_back(i);
   for (auto i : isolated_) isolated_detectors_.push_back(detectors_[i]);
   if (!isolated_.empty()) pool_ = std::make_unique<Pool>(isolated_detectors_, options_);
 }
 
 DetectorRunner::~DetectorRunner() = default;
 
-bool DetectorRunner::isolates(std::size_t i) const { return std::find(isolated_.begin(), isolated_.end(), i) != isolated_.end(); }
+bool DetectorRunner::isolates(std::size_t i) const {
+  return options_.isolation == DetectorIsolation::All ||
+         (options_.isolation == DetectorIsolation::Plugins && !detectors_[i].shipped);
+}
 
 std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::vector<sdk::Example>& batch,
                                                                    const std::vector<MixingMaps>& mixing,
