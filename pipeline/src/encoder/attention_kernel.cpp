@@ -205,10 +205,14 @@ KERNEL_INLINE void transpose(V (&m)[kWidth]) {
 // of dependent adds, so R rows go together and their chains interleave (each row's numbers are those of
 // the row alone); 16 rows go in the lanes of one vector, after a transpose. The last partial vector stays
 // in a register across the passes: a vector load of values just stored one by one stalls the CPU for
-// longer than the rest of the row takes.
-template <int R, class V, KernelIsa I>
+// longer than the rest of the row takes. The scores are scaled to x * mul / div (kMultiplyOnly: x * mul).
+template <int R, class V, KernelIsa I, bool kMultiplyOnly>
 KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
                                  float div, float* out, int64_t ld_out) {
+  const auto scaled = [mul, div](const V& x) {
+    if constexpr (kMultiplyOnly) return x * mul;
+    else return x * mul / div;
+  };
   const int64_t full = n / kWidth * kWidth, rest = n - full;
   V sums[R], tail[R];
   for (int r = 0; r < R; ++r) {
@@ -216,14 +220,14 @@ KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, i
     const float* b = bias ? bias + r * ld_bias : nullptr;
     V top = splat<V>(-__FLT_MAX__);
     for (int64_t j = 0; j < full; j += kWidth) {
-      V x = load<V>(row + j) * mul / div;
+      V x = scaled(load<V>(row + j));
       if (b) x += load<V>(b + j);
       store(row + j, x);
       top = larger(top, x);
     }
     tail[r] = V{};
     if (rest > 0) {
-      tail[r] = load<V>(row + full) * mul / div;
+      tail[r] = scaled(load<V>(row + full));
       if (b) tail[r] += load_first<I, V>(b + full, rest);
       tail[r] = keep_first(tail[r], rest, -__FLT_MAX__);  // the row's largest is at least that already
       top = larger(top, tail[r]);
@@ -262,16 +266,31 @@ KERNEL_INLINE void softmax_block(float* scores, int64_t ld, const float* bias, i
   }
 }
 
-template <class V, KernelIsa I>
-KERNEL_INLINE void softmax_rows_as(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
+template <class V, KernelIsa I, bool kMultiplyOnly>
+KERNEL_INLINE void softmax_rows_by(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
                                    float div, float* out, int64_t ld_out) {
   const auto bias_of = [&](int64_t i) { return bias ? bias + i * ld_bias : nullptr; };
   int64_t i = 0;
   for (; i + kWidth <= n; i += kWidth)
-    softmax_block<kWidth, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+    softmax_block<kWidth, V, I, kMultiplyOnly>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
   for (; i + 4 <= n; i += 4)
-    softmax_block<4, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
-  for (; i < n; ++i) softmax_block<1, V, I>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+    softmax_block<4, V, I, kMultiplyOnly>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+  for (; i < n; ++i)
+    softmax_block<1, V, I, kMultiplyOnly>(scores + i * ld, ld, bias_of(i), ld_bias, n, mul, div, out + i * ld_out, ld_out);
+}
+
+// Softmax of the scores times mul, divided by div (one of the two is 1), rounded as that expression is.
+// Without a bias, x * (mul / div) where div is a power of two: its reciprocal is exact, so the numbers are
+// the same bit for bit, and a vector multiply costs a fraction of a division. (A bias would be added to
+// the product in one fused operation, rounded once where the reference rounds twice.)
+template <class V, KernelIsa I>
+KERNEL_INLINE void softmax_rows_as(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
+                                   float div, float* out, int64_t ld_out) {
+  int exponent = 0;
+  if (!bias && std::frexp(div, &exponent) == 0.5f)
+    softmax_rows_by<V, I, true>(scores, ld, bias, ld_bias, n, mul / div, 1.0f, out, ld_out);
+  else
+    softmax_rows_by<V, I, false>(scores, ld, bias, ld_bias, n, mul, div, out, ld_out);
 }
 
 // C (rows x cols, ldc) = alpha A (rows x k, lda) B (k x cols, ldb), B's rows readable to a multiple of
@@ -326,21 +345,25 @@ KERNEL_INLINE void product(const float* a, int64_t lda, const float* b, int64_t 
   }
 }
 
-// out (d rows of n16) = k^T (k: n rows of d, row stride ld), zero past n: 16 x 16 blocks through registers,
-// the rest one value at a time.
+// out (d rows of n16) = k^T (k: n rows of d, row stride ld), zero past n: 16 x 16 blocks through registers
+// (a last block of fewer than 16 keys filled with zero keys), the columns past a multiple of 16 one value
+// at a time.
 template <class V>
 KERNEL_INLINE void transpose_keys(const float* k, int64_t ld, int64_t n, int64_t d, float* out, int64_t n16) {
-  const int64_t n_blocks = n / kWidth * kWidth, d_blocks = d / kWidth * kWidth;
-  for (int64_t j = 0; j < n_blocks; j += kWidth)
+  const int64_t d_blocks = d / kWidth * kWidth;
+  for (int64_t j = 0; j < n; j += kWidth) {
+    const int64_t keys = std::min(kWidth, n - j);
     for (int64_t t = 0; t < d_blocks; t += kWidth) {
       V m[kWidth];
-      for (int r = 0; r < kWidth; ++r) m[r] = load<V>(k + (j + r) * ld + t);
+      for (int r = 0; r < kWidth; ++r) m[r] = r < keys ? load<V>(k + (j + r) * ld + t) : V{};
       transpose(m);
       for (int r = 0; r < kWidth; ++r) store(out + (t + r) * n16 + j, m[r]);
     }
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t t = j < n_blocks ? d_blocks : 0; t < d; ++t) out[t * n16 + j] = k[j * ld + t];
-  for (int64_t t = 0; t < d; ++t) std::fill(out + t * n16 + n, out + (t + 1) * n16, 0.0f);
+  }
+  for (int64_t t = d_blocks; t < d; ++t) {
+    for (int64_t j = 0; j < n; ++j) out[t * n16 + j] = k[j * ld + t];
+    std::fill(out + t * n16 + n, out + (t + 1) * n16, 0.0f);
+  }
 }
 
 int64_t padded(int64_t n) { return (n + kWidth - 1) / kWidth * kWidth; }
