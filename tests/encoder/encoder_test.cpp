@@ -22,8 +22,8 @@ double max_diff(const EncoderOutput& x, int64_t bx, const EncoderOutput& y, int6
     for (int64_t h = 0; h < x.heads; ++h)
       for (int64_t q = 0; q < n; ++q)
         for (int64_t k = 0; k < n; ++k)
-          worst = std::max(worst, std::fabs(double(x.attention_at(bx, l, h)[q * x.seq_len + k]) -
-                                            double(y.attention_at(by, l, h)[q * y.seq_len + k])));
+          worst = std::max(worst, std::fabs(double(x.attention_at(bx, l, h)[q * x.attention_stride(bx) + k]) -
+                                            double(y.attention_at(by, l, h)[q * y.attention_stride(by) + k])));
   return worst;
 }
 
@@ -64,6 +64,19 @@ void check_shape(const test::ModelShape& shape, const test::BuildOptions& build)
   auto again = enc.forward(batch, ForwardOutputs{/*hidden_states=*/false});
   EXPECT_EQ(max_diff(out, 0, again, 0, static_cast<int64_t>(long_pair.size())), 0.0) << shape.name;
   EXPECT_EQ(max_diff(out, 1, again, 1, n_short), 0.0) << shape.name;
+  // Compact (the pipeline's layout, where every layer's attention is the plain kernel's): each example's
+  // maps n x n after the previous example's, the same numbers bit for bit.
+  auto compact = enc.forward(batch, ForwardOutputs{false, false, /*compact_attention=*/true});
+  const auto n_long = static_cast<int64_t>(long_pair.size());
+  if (!compact.compact_examples.empty()) {
+    EXPECT_EQ(compact.attention.size(), static_cast<std::size_t>(shape.layers * shape.heads * (n_long * n_long + n_short * n_short)));
+    EXPECT_EQ(compact.attention_stride(1), n_short);
+    EXPECT_EQ(compact.attention_at(1, 0, 0), compact.attention.data() + shape.layers * shape.heads * n_long * n_long);
+  } else {
+    EXPECT_EQ(compact.attention_stride(1), compact.seq_len) << shape.name << ": padded where a layer is not plain";
+  }
+  EXPECT_EQ(max_diff(out, 0, compact, 0, n_long), 0.0) << shape.name;
+  EXPECT_EQ(max_diff(out, 1, compact, 1, n_short), 0.0) << shape.name;
 }
 
 // bf16 runs only where LibTorch can run it; elsewhere a test of it skips saying why.

@@ -662,7 +662,7 @@ static void zero_padding(float* block, int64_t n, int64_t S) {
 }
 
 at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
-                                              float* attention, const RelativePositions& rel, bool attention_only) const {
+                                              EncoderOutput& out, const RelativePositions& rel, bool attention_only) const {
   const int64_t B = batch.batch, S = batch.seq_len, H = cfg.hidden_size, NH = cfg.num_heads, D = cfg.head_dim();
   const at::Tensor rows = qkv.contiguous();
   const at::Tensor bias = rel.bias.defined() ? rel.bias.contiguous() : at::Tensor();  // [heads, S, S]
@@ -686,11 +686,11 @@ at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const Token
       a.v = a.q + 2 * H;
       a.ld_qkv = 3 * H;
       if (bias.defined()) a.bias = bias.data_ptr<float>() + h * S * S, a.ld_bias = S;
-      a.probs = attention + ((b * cfg.num_layers + li) * NH + h) * S * S;
-      a.ld_probs = S;
+      a.probs = out.attention_at(b, li, h);
+      a.ld_probs = out.attention_stride(b);
       if (merged.defined()) a.ctx = merged.data_ptr<float>() + b * S * H + h * D, a.ld_ctx = H;
       kernels::attend_head(a, scaling);
-      zero_padding(a.probs, n, S);
+      zero_padding(a.probs, n, a.ld_probs);
     }
     if (merged.defined() && n < S) merged.narrow(0, b * S + n, S - n).zero_();
   }
@@ -785,11 +785,22 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
   for (int64_t l = 0; l < c.num_layers; ++l) out.key_window.push_back(c.key_window(l));
   out.seq_len = S;
   out.hidden_size = H;
-  out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));
   bool all_plain = true;  // the plain kernel writes every value, padding included; ATen's paths only the blocks
   for (int64_t li = 0; li < c.num_layers; ++li) all_plain &= m.has_plain_attention(m.layer(li), rel);
+  if (want.compact_attention && all_plain) {
+    std::size_t start = 0;
+    for (const int64_t n : batch.lengths) {
+      out.compact_examples.push_back({start, n});
+      start += static_cast<std::size_t>(c.num_layers * NH * n * n);
+    }
+    out.attention.resize(start);
+  } else {
+    out.attention.resize(static_cast<std::size_t>(B * c.num_layers * NH * S * S));
+  }
   if (!all_plain) std::fill(out.attention.begin(), out.attention.end(), 0.0f);
-  auto attn_out = at::from_blob(out.attention.data(), {B, c.num_layers, NH, S, S});
+  // ATen's paths write through the padded view (never compact: those run only where every layer is plain).
+  const at::Tensor attn_out =
+      out.compact_examples.empty() ? at::from_blob(out.attention.data(), {B, c.num_layers, NH, S, S}) : at::Tensor();
   at::Tensor hidden_out;
   if (want_hidden) {
     out.hidden_states.resize(static_cast<std::size_t>((c.num_layers + 1) * B * S * H));
@@ -823,7 +834,7 @@ EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs
     }
     at::Tensor ctx;
     if (m.has_plain_attention(L, rel)) {
-      ctx = m.plain_attention(qkv.view({B * S, 3 * H}), batch, li, out.attention.data(), rel, attention_only);
+      ctx = m.plain_attention(qkv.view({B * S, 3 * H}), batch, li, out, rel, attention_only);
     } else if (!ragged) {
       auto probs = at::softmax(m.attention_scores(L, q, k, rel), -1);  // no padding in this batch, so no mask
       attn_out.select(1, li).copy_(probs);

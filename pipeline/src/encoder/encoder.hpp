@@ -49,6 +49,9 @@ struct TokenBatch {
 struct ForwardOutputs {
   bool hidden_states = false;
   bool value_norms = false;
+  // Each example's maps n x n, packed after the previous example's (EncoderOutput::attention), where every
+  // layer's attention is the plain kernel's; the padded layout otherwise.
+  bool compact_attention = false;
 };
 
 // Leaves the values of a resize uninitialised (no memset of buffers the forward writes in full anyway).
@@ -77,7 +80,13 @@ struct EncoderOutput {
   std::vector<int32_t> key_window;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
   // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
+  // Compact (compact_examples not empty): example b's [layer][head] maps of n_b x n_b from its start.
   std::vector<float, UninitializedAllocator<float>> attention;
+  struct CompactExample {
+    std::size_t start = 0;  // in attention
+    int64_t n = 0;
+  };
+  std::vector<CompactExample> compact_examples;
   // [layer + 1][batch][seq_len][hidden] (embeddings output, then every layer); empty unless requested.
   std::vector<float> hidden_states;
   // [batch][layer][head][key]: ||f_h(x_j)||, the norm of token j's value vector transformed by head h
@@ -85,8 +94,18 @@ struct EncoderOutput {
   // the same for every token, is left out) (Kobayashi et al. 2020). 0 for padding; empty unless requested.
   std::vector<float> value_norms;
 
+  // The row stride of example b's maps (n x n at the top left of each): seq_len, or n_b where compact.
+  int64_t attention_stride(int64_t b) const {
+    return compact_examples.empty() ? seq_len : compact_examples[static_cast<std::size_t>(b)].n;
+  }
   const float* attention_at(int64_t b, int64_t layer, int64_t head) const {
-    return attention.data() + (((b * layers + layer) * heads + head) * seq_len * seq_len);
+    const int64_t s = attention_stride(b);
+    const std::size_t start = compact_examples.empty() ? static_cast<std::size_t>(b * layers * heads * s * s)
+                                                       : compact_examples[static_cast<std::size_t>(b)].start;
+    return attention.data() + start + static_cast<std::size_t>((layer * heads + head) * s * s);
+  }
+  float* attention_at(int64_t b, int64_t layer, int64_t head) {
+    return const_cast<float*>(static_cast<const EncoderOutput&>(*this).attention_at(b, layer, head));
   }
   const float* value_norms_at(int64_t b, int64_t layer, int64_t head) const {
     return value_norms.data() + (((b * layers + layer) * heads + head) * seq_len);

@@ -145,10 +145,10 @@ struct BertEncoder::Impl {
   // over all keys) that kernels::attend_head computes on the CPU without a copy.
   bool has_plain_attention(const Layer& L, const RelativePositions& rel) const;
   // Plain attention of every head of every example of `batch` from the projection qkv [B * S, 3 * hidden]:
-  // the probabilities into layer li of `attention` ([B, layers, heads, S, S], padding left as it is), and
-  // the merged context [B * S, hidden] (zero on padding) returned unless attention_only.
+  // the probabilities into layer li of `out`'s attention (padded maps: zero on padding), and the merged
+  // context [B * S, hidden] (zero on padding) returned unless attention_only.
   at::Tensor plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
-                             float* attention, const RelativePositions& rel, bool attention_only) const;
+                             EncoderOutput& out, const RelativePositions& rel, bool attention_only) const;
   // A context [B, heads, S, head_dim] as the output projection reads it: [B * S, hidden], heads side by side.
   at::Tensor merge_heads(const at::Tensor& ctx) const;
   // The attention block's output before its LayerNorm: the output projection of the merged context

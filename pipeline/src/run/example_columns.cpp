@@ -142,21 +142,27 @@ void append_tree_columns(LayoutChunk& c, const PairRecord& r, const Encoding& en
 }
 
 void write_attention(uint8_t* dst, const EncoderOutput& out, int64_t b, int64_t n, const LayoutParams& p) {
-  const std::size_t vs = attention_value_size(p.dtype), row = static_cast<std::size_t>(n);
+  const std::size_t vs = attention_value_size(p.dtype);
+  const auto convert = [&](const float* src, std::size_t count) {
+    if (p.dtype == AttentionDType::F32) {
+      std::memcpy(dst, src, count * 4);
+    } else if (p.dtype == AttentionDType::F16) {
+      to_half(src, reinterpret_cast<uint16_t*>(dst), count);  // dst is 2-byte aligned: offsets count values
+    } else {
+      for (std::size_t k = 0; k < count; ++k)
+        dst[k] = static_cast<uint8_t>(std::lround(std::min(1.0f, std::max(0.0f, src[k])) * 255.0f));
+    }
+    dst += count * vs;
+  };
+  const int64_t stride = out.attention_stride(b);
   for (int64_t l : p.layers)
     for (int64_t h : p.heads) {
       const float* a = out.attention_at(b, l, h);
-      for (int64_t q = 0; q < n; ++q, dst += row * vs) {
-        const float* src = a + q * out.seq_len;
-        if (p.dtype == AttentionDType::F32) {
-          std::memcpy(dst, src, row * 4);
-        } else if (p.dtype == AttentionDType::F16) {
-          to_half(src, reinterpret_cast<uint16_t*>(dst), row);  // dst is 2-byte aligned: offsets count values
-        } else {
-          for (std::size_t k = 0; k < row; ++k)
-            dst[k] = static_cast<uint8_t>(std::lround(std::min(1.0f, std::max(0.0f, src[k])) * 255.0f));
-        }
+      if (stride == n) {  // the map is contiguous: one pass
+        convert(a, static_cast<std::size_t>(n * n));
+        continue;
       }
+      for (int64_t q = 0; q < n; ++q) convert(a + q * stride, static_cast<std::size_t>(n));
     }
 }
 

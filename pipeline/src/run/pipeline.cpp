@@ -171,8 +171,9 @@ void run_blocks(int inflight, Read&& read, Work&& work, Finish&& finish) {
 
 // Example k of a forward without the batch's padding: attention [L][H][n][n], value norms [L][H][n]
 // (empty when the forward computed none). Its attention is read where the forward wrote it (which
-// outlives these maps) when it is as long as its batch, or when `contiguous` is false (then `stride` is
-// the batch's length: each head's n x n block at the top left of an S x S one); else copied out.
+// outlives these maps) when the forward stored it compact or as long as its batch, or when `contiguous` is
+// false (then `stride` is the batch's length: each head's n x n block at the top left of an S x S one);
+// else copied out.
 struct UnpaddedMaps {
   const float* attention = nullptr;
   std::size_t stride = 0;  // of attention's rows: n where contiguous
@@ -182,7 +183,8 @@ struct UnpaddedMaps {
 
 UnpaddedMaps unpadded_maps(const EncoderOutput& out, int64_t k, std::size_t n, bool contiguous) {
   UnpaddedMaps m;
-  const std::size_t lh = static_cast<std::size_t>(out.layers * out.heads), S = static_cast<std::size_t>(out.seq_len);
+  const std::size_t lh = static_cast<std::size_t>(out.layers * out.heads);
+  const auto S = static_cast<std::size_t>(out.attention_stride(k));
   if (n == S || !contiguous) {
     m.attention = out.attention_at(k, 0, 0);
     m.stride = S;
@@ -430,7 +432,7 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       const TokenBatch tokens = TokenBatch::from_encodings(batch, tokenizer.pad_id());
-      auto out = encoder.forward(tokens, ForwardOutputs{/*hidden_states=*/false, s.value_norms});
+      auto out = encoder.forward(tokens, ForwardOutputs{/*hidden_states=*/false, s.value_norms, /*compact_attention=*/true});
       const BatchMixing mixing = batch_mixing(encoder, tokens, s.mixing);
       if (scoring || s.layout.value_norms || !layer_maps.empty()) {
         // Copied out only for what reads n x n blocks: detectors in this process, the rollout.
