@@ -280,14 +280,17 @@ KERNEL_INLINE void softmax_rows_by(float* scores, int64_t ld, const float* bias,
 }
 
 // Softmax of the scores times mul, divided by div (one of the two is 1), rounded as that expression is.
-// Without a bias, x * (mul / div) where div is a power of two: its reciprocal is exact, so the numbers are
-// the same bit for bit, and a vector multiply costs a fraction of a division. (A bias would be added to
-// the product in one fused operation, rounded once where the reference rounds twice.)
+// Where both are powers of two, x * (mul / div): scaling by a power of two is exact (bar results below
+// the smallest normal float, 1.2e-38), so the numbers are the same bit for bit, whether or not the compiler
+// fuses the product with a bias's add, and a vector multiply costs a fraction of a division.
 template <class V, KernelIsa I>
 KERNEL_INLINE void softmax_rows_as(float* scores, int64_t ld, const float* bias, int64_t ld_bias, int64_t n, float mul,
                                    float div, float* out, int64_t ld_out) {
-  int exponent = 0;
-  if (!bias && std::frexp(div, &exponent) == 0.5f)
+  const auto power_of_two = [](float x) {
+    int exponent = 0;
+    return std::frexp(x, &exponent) == 0.5f;
+  };
+  if (power_of_two(mul) && power_of_two(div))
     softmax_rows_by<V, I, true>(scores, ld, bias, ld_bias, n, mul / div, 1.0f, out, ld_out);
   else
     softmax_rows_by<V, I, false>(scores, ld, bias, ld_bias, n, mul, div, out, ld_out);
