@@ -358,7 +358,10 @@ KERNEL_INLINE void transpose_keys(const float* k, int64_t ld, int64_t n, int64_t
     const int64_t keys = std::min(kWidth, n - j);
     for (int64_t t = 0; t < d_blocks; t += kWidth) {
       V m[kWidth];
-      for (int r = 0; r < kWidth; ++r) m[r] = r < keys ? load<V>(k + (j + r) * ld + t) : V{};
+      if (keys == kWidth)
+        for (int r = 0; r < kWidth; ++r) m[r] = load<V>(k + (j + r) * ld + t);
+      else
+        for (int r = 0; r < kWidth; ++r) m[r] = r < keys ? load<V>(k + (j + r) * ld + t) : V{};
       transpose(m);
       for (int r = 0; r < kWidth; ++r) store(out + (t + r) * n16 + j, m[r]);
     }

@@ -274,7 +274,14 @@ std::vector<std::vector<sdk::ExampleScores>> DetectorRunner::score(const std::ve
       if (strides[k] > 0 && static_cast<std::size_t>(strides[k]) != batch[k].size())
         throw Error("internal: padded attention given to detectors that run in this process");
   std::vector<std::vector<sdk::ExampleScores>> out(detectors_.size());
-  for (auto i : local_) out[i] = detectors_[i].score(batch, mixing);
+  // Example by example, as the workers do: every detector here reads an example's maps while they are in
+  // this core's cache (a batch's maps are several times its L2).
+  for (auto i : local_) out[i].resize(batch.size());
+  for (std::size_t k = 0; k < batch.size() && !local_.empty(); ++k) {
+    const std::vector<sdk::Example> one{batch[k]};
+    const std::vector<MixingMaps> one_mixing = k < mixing.size() ? std::vector<MixingMaps>{mixing[k]} : std::vector<MixingMaps>{};
+    for (auto i : local_) out[i][k] = std::move(detectors_[i].score(one, one_mixing).front());
+  }
   if (pool_) {
     auto isolated = pool_->score(batch, mixing, strides);
     for (std::size_t j = 0; j < isolated_.size(); ++j) out[isolated_[j]] = std::move(isolated[j]);
