@@ -428,7 +428,6 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
     const auto batches = bucket_batches(lengths, s.batch_tokens, kBatchAttentionValues, lh);
     tbb::parallel_for(std::size_t(0), batches.size(), [&](std::size_t bi) {
       const auto& members = batches[bi];
-      std::vector<uint8_t> buffer;
       std::vector<const Encoding*> batch;
       for (auto m : members) batch.push_back(&encodings[m]);
       const TokenBatch tokens = TokenBatch::from_encodings(batch, tokenizer.pad_id());
@@ -453,10 +452,14 @@ PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, cons
       if (s.importance.enabled())
         importance_batch(encoder, s.importance, members, encodings, record_rows, classes, tokenizer.pad_id(), work->chunk);
       progress.batches += 1;
+      std::vector<uint8_t, UninitializedAllocator<uint8_t>> buffer;  // one example's stored attention at a time
+      uint64_t most = 0;
+      for (const auto m : members) most = std::max(most, sizes[m]);
+      buffer.reserve(most * vs);
       for (std::size_t k = 0; k < members.size(); ++k) {
         const auto m = members[k];
         if (offset[m] < 0) continue;
-        buffer.resize(sizes[m] * vs);
+        buffer.resize(sizes[m] * vs);  // not zeroed: write_attention writes every byte
         write_attention(buffer.data(), out, static_cast<int64_t>(k), static_cast<int64_t>(encodings[m].size()), s.layout);
         sink(work->number, static_cast<uint64_t>(offset[m]), buffer.data(), buffer.size());
       }
