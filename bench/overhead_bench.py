@@ -30,6 +30,10 @@ and the part of the fixed cost no change to attnscan can remove while its forwar
 LibTorch: the median of 5 runs of bench/libtorch_load_floor, an empty program linked against LibTorch
 (the same libraries loaded, bar attnscan's own four).
 
+With --symbols N, one more run of --fixed-rows pairs per binary is profiled, and the N symbols outside
+the GEMM kernels whose CPU grows most from it to the long run are printed, with the sum over all symbols:
+the marginal figure measured symbol by symbol, free of the FLOPs ruler that `fixed per run` uses.
+
 An unmeasured warm-up run comes first and every output is deleted once read
 (--no-warm-up: see its help). With --ref-binary the same run of another attnscan is measured alternately
 (before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
@@ -66,12 +70,22 @@ OTHER = "other"
 
 
 def profile_split(perf_data, binary):
-    """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1. The profiled
-    binary's own samples count as attnscan's whatever its file is called (a --ref-binary may be renamed)."""
-    out = subprocess.run(["perf", "report", "-i", perf_data, "--no-children", "--sort", "dso,sym", "--stdio",
-                          "--percent-limit", "0", "-F", "overhead,dso,sym"], capture_output=True, text=True, check=True)
+    """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1."""
     shares = {name: 0.0 for name, _ in BUCKETS}
     shares[OTHER] = 0.0
+    for (bucket, _, _), share in symbol_cpu(perf_data, binary, 1.0).items():
+        shares[bucket] += share
+    return shares
+
+
+def symbol_cpu(perf_data, binary, cpu):
+    """{(bucket, dso, symbol): CPU s} of one profiled run: each (dso, symbol)'s share of the samples times the
+    run's CPU (the shares sum to 1: perf rounds each line to 0.01%, and thousands of small lines sum above
+    100). The profiled binary's own samples count as attnscan's whatever its file is called (a --ref-binary
+    may be renamed). JIT code and unresolved addresses are one symbol per dso ("?")."""
+    out = subprocess.run(["perf", "report", "-i", perf_data, "--no-children", "--sort", "dso,sym", "--stdio",
+                          "--percent-limit", "0", "-F", "overhead,dso,sym"], capture_output=True, text=True, check=True)
+    rows, total = {}, 0.0
     for line in out.stdout.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(.*?)\s+\[[.k]\]\s+(.*)$", line)  # a dso may hold spaces: "[JIT] tid 7"
         if not m:
@@ -79,10 +93,15 @@ def profile_split(perf_data, binary):
         pct, dso, sym = float(m.group(1)), m.group(2), m.group(3).strip()
         if dso == os.path.basename(binary):
             dso = "attnscan"
-        name = next((b for b, test in BUCKETS if test(dso, sym)), OTHER)
-        shares[name] += pct
-    total = sum(shares.values())  # perf rounds each line to 0.01%: thousands of small lines sum above 100
-    return {name: pct / total for name, pct in shares.items()}
+        bucket = next((b for b, test in BUCKETS if test(dso, sym)), OTHER)
+        if re.match(r"\[JIT\]", dso):
+            dso = "[JIT]"
+        if dso.startswith("[JIT]") or sym.startswith("0x"):
+            sym = "?"
+        key = (bucket, dso, sym)
+        rows[key] = rows.get(key, 0.0) + pct
+        total += pct
+    return {k: pct / total * cpu for k, pct in rows.items()}
 
 
 def main():
@@ -101,6 +120,10 @@ def main():
                          "time, then 0.33 s once freed pages were reused); the warm-up and deleting each output keep "
                          "that out of the figures")
     ap.add_argument("--fixed-rows", type=int, default=8, help="pairs of the short run that measures the fixed cost")
+    ap.add_argument("--symbols", type=int, default=0, metavar="N",
+                    help="also profile one run of --fixed-rows pairs per binary and print the N symbols outside the "
+                         "GEMM kernels whose CPU grows most from it to the long run, in us per further real token "
+                         "(the marginal figure, symbol by symbol)")
     ap.add_argument("--ref-set", action="append", default=None,
                     help="--set for the ref run only (replaces --set there); without --ref-binary the ref is this attnscan")
     a = ap.parse_args()
@@ -155,6 +178,7 @@ def main():
             short_runs[name].append(short)
             print(f"rep {rep + 1}/{a.n} {name:<9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  peak RSS {rss / 1024:5.0f} MiB; "
                   f"{a.fixed_rows} pairs: cpu {short[0]:5.2f} s", flush=True)
+    profiled_short = {name: attnscan_run(name, "short.profiled", True, a.fixed_rows) for name in binaries} if a.symbols else {}
 
     for name, reps in runs.items():
         cpu, wall, rss, n, data = sorted(reps, key=lambda r: r[0])[len(reps) // 2]
@@ -180,6 +204,16 @@ def main():
         print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
         for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
             print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")
+        if name in profiled_short:
+            s_cpu, _, _, s_n, s_data = profiled_short[name]
+            long_cpu, short_cpu = symbol_cpu(data, binaries[name], cpu), symbol_cpu(s_data, binaries[name], s_cpu)
+            grown = {k: long_cpu.get(k, 0.0) - short_cpu.get(k, 0.0) for k in set(long_cpu) | set(short_cpu)}
+            further_tokens = tokens - int(s_n.sum())
+            outside = sorted(((v, k) for k, v in grown.items() if k[0] != BUCKETS[0][0]), reverse=True)
+            print(f"  marginal outside GEMM by symbol (this run's profile less one of {len(s_n)} pairs): "
+                  f"{sum(v for v, _ in outside) * 1e6 / further_tokens:.1f} us per further real token in all")
+            for v, (bucket, dso, sym) in outside[:a.symbols]:
+                print(f"  {v * 1e6 / further_tokens:7.1f}  {dso[:24]:<24} {sym[:70]:<70} ({bucket})")
     if "ref" in runs:
         med = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
         print(f"\nCPU ref / attnscan: {med['ref'] / med['attnscan']:.3f}")
