@@ -357,13 +357,17 @@ KERNEL_INLINE void transpose_keys(const float* k, int64_t ld, int64_t n, int64_t
   for (int64_t j = 0; j < n; j += kWidth) {
     const int64_t keys = std::min(kWidth, n - j);
     for (int64_t t = 0; t < d_blocks; t += kWidth) {
+      // Rows reached by stepping one pointer: 16 offsets kept apart would not fit the registers beside
+      // the block (their spills and reloads took a third of the transpose's time).
       V m[kWidth];
+      const float* from = k + j * ld + t;
       if (keys == kWidth)
-        for (int r = 0; r < kWidth; ++r) m[r] = load<V>(k + (j + r) * ld + t);
+        for (int r = 0; r < kWidth; ++r, from += ld) m[r] = load<V>(from);
       else
-        for (int r = 0; r < kWidth; ++r) m[r] = r < keys ? load<V>(k + (j + r) * ld + t) : V{};
+        for (int r = 0; r < kWidth; ++r, from += ld) m[r] = r < keys ? load<V>(from) : V{};
       transpose(m);
-      for (int r = 0; r < kWidth; ++r) store(out + (t + r) * n16 + j, m[r]);
+      float* to = out + t * n16 + j;
+      for (int r = 0; r < kWidth; ++r, to += n16) store(to, m[r]);
     }
   }
   for (int64_t t = d_blocks; t < d; ++t) {
