@@ -357,17 +357,28 @@ KERNEL_INLINE void transpose_keys(const float* k, int64_t ld, int64_t n, int64_t
   for (int64_t j = 0; j < n; j += kWidth) {
     const int64_t keys = std::min(kWidth, n - j);
     for (int64_t t = 0; t < d_blocks; t += kWidth) {
-      // Rows reached by stepping one pointer: 16 offsets kept apart would not fit the registers beside
-      // the block (their spills and reloads took a third of the transpose's time).
+      // Rows reached by stepping one pointer (only while a next row exists, so that it never points past
+      // the rows): 16 offsets kept apart would not fit the registers beside the block (their spills and
+      // reloads took a third of the transpose's time).
       V m[kWidth];
       const float* from = k + j * ld + t;
-      if (keys == kWidth)
-        for (int r = 0; r < kWidth; ++r, from += ld) m[r] = load<V>(from);
-      else
-        for (int r = 0; r < kWidth; ++r, from += ld) m[r] = r < keys ? load<V>(from) : V{};
+      if (keys == kWidth) {
+        for (int r = 0; r < kWidth; ++r) {
+          m[r] = load<V>(from);
+          if (r + 1 < kWidth) from += ld;
+        }
+      } else {
+        for (int r = 0; r < kWidth; ++r) {
+          m[r] = r < keys ? load<V>(from) : V{};
+          if (r + 1 < keys) from += ld;
+        }
+      }
       transpose(m);
       float* to = out + t * n16 + j;
-      for (int r = 0; r < kWidth; ++r, to += n16) store(to, m[r]);
+      for (int r = 0; r < kWidth; ++r) {
+        store(to, m[r]);
+        if (r + 1 < kWidth) to += n16;
+      }
     }
   }
   for (int64_t t = d_blocks; t < d; ++t) {
