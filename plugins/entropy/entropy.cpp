@@ -47,7 +47,7 @@ class Entropy : public attnscan::sdk::Detector {
 };
 
 attnscan::sdk::DetectorInfo info() {
-  return {"entropy", "1.2", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
+  return {"entropy", "1.3", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
 }
 
 }  // namespace
