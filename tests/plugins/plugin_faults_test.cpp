@@ -50,8 +50,20 @@ std::string message_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
+// This process's scratch folder, removed with everything in it when the tests end.
+const fs::path& scratch_root() {
+  static const struct Root {
+    fs::path path = fs::temp_directory_path() / ("attnscan-plugin-faults-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } root;
+  return root.path;
+}
+
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("attnscan-plugin-faults-" + std::to_string(::getpid())) / name;
+  const fs::path dir = scratch_root() / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
