@@ -65,6 +65,15 @@ def timed(args, log_path):
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
+def require_built(build, *programs):
+    """Stops with one line naming every program of `build` (relative paths) that is not there, and how to build it."""
+    missing = [p for p in programs if not os.access(os.path.join(build, p), os.X_OK)]
+    if missing:
+        targets = " ".join(os.path.basename(p) for p in missing)
+        sys.exit(f"{sys.argv[0]}: {', '.join(os.path.join(build, p) for p in missing)} not found: "
+                 f"build them first (cmake --build {build} --target {targets})")
+
+
 def gemm_peak(build):
     out = subprocess.run([os.path.join(build, "bench", "forward_bench"), "--gemm-peak"], capture_output=True,
                          text=True, check=True).stdout
@@ -119,6 +128,7 @@ def main():
     ap.add_argument("--bf16", action="store_true", help="also run attnscan with engine.precision=bf16")
     ap.add_argument("--venv-python", default=VENV_PYTHON)
     a = ap.parse_args()
+    require_built(a.build, "pipeline/attnscan", "bench/forward_bench")
     binary = os.path.join(a.build, "pipeline", "attnscan")
     model, dataset = os.path.abspath(a.model), os.path.abspath(a.dataset)
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="compare_bench_")

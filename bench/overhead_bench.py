@@ -47,7 +47,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_bench import (CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flops, n_tokens_of,  # noqa: E402
+from compare_bench import (CACHE, DETECTORS, ROOT, gemm_peak, loadavg, model_flops, n_tokens_of, require_built,  # noqa: E402
                            timed, write_run_config)
 
 # (bucket, test on (dso, symbol)); the first that matches takes the sample.
@@ -129,6 +129,7 @@ def main():
     a = ap.parse_args()
     if subprocess.run(["perf", "--version"], capture_output=True).returncode != 0:
         sys.exit("overhead_bench: needs perf (Debian package linux-perf)")
+    require_built(a.build, "pipeline/attnscan", "bench/forward_bench", "bench/libtorch_load_floor")
     binary = os.path.join(a.build, "pipeline", "attnscan")
     model, dataset = os.path.abspath(a.model), os.path.abspath(a.dataset)
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="overhead_bench_")
