@@ -94,9 +94,9 @@ def symbol_cpu(perf_data, binary, cpu):
         if dso == os.path.basename(binary):
             dso = "attnscan"
         bucket = next((b for b, test in BUCKETS if test(dso, sym)), OTHER)
-        if re.match(r"\[JIT\]", dso):
-            dso = "[JIT]"
-        if dso.startswith("[JIT]") or sym.startswith("0x"):
+        if dso.startswith("[JIT]"):  # "[JIT] tid 7": one dso for all threads' JIT code
+            dso, sym = "[JIT]", "?"
+        elif sym.startswith("0x"):
             sym = "?"
         key = (bucket, dso, sym)
         rows[key] = rows.get(key, 0.0) + pct
