@@ -97,6 +97,32 @@ TEST(PackedLinear, NoBiasAndUnpackedWeights) {
   EXPECT_EQ(rounded.unpacked_weight(), expect);
 }
 
+// Past the cache's 256 shapes the least recently used one goes: a row count used between the others stays
+// (no new primitive for it), an old one is created again, and each gives the numbers it gave before.
+TEST(PackedLinear, PastTheCacheTheLeastRecentlyUsedShapeGoesAndNumbersStay) {
+  const int64_t out = 16, in = 8, most = 300;
+  const auto w = random_values(static_cast<std::size_t>(out * in), 21), b = random_values(static_cast<std::size_t>(out), 22);
+  const auto x = random_values(static_cast<std::size_t>(most * in), 23);
+  const PackedLinear linear(w.data(), b.data(), out, in, false);
+  const auto apply = [&](int64_t rows) {
+    std::vector<float> y(static_cast<std::size_t>(rows * out));
+    linear.apply(x.data(), rows, y.data());
+    return y;
+  };
+  const auto hot = apply(5), first = apply(1);
+  for (int64_t rows = 2; rows <= most; ++rows) {
+    if (rows == 5) continue;
+    apply(rows);
+    const std::size_t before = linear_primitives_created();
+    EXPECT_EQ(apply(5), hot) << "after " << rows << " rows";
+    EXPECT_EQ(linear_primitives_created(), before) << "the shape used a moment ago was created again (" << rows << ")";
+  }
+  const std::size_t before = linear_primitives_created();
+  EXPECT_EQ(apply(1), first);
+  EXPECT_EQ(linear_primitives_created(), before + 1) << "1 row was used least recently: dropped, and created again";
+  EXPECT_LE(worst_error(x, w, b, 1, out, in, false, first), 2e-5);
+}
+
 // Each epilogue against its formula applied in double to the fp32 kernel's plain output: the fused pass
 // must change nothing but the epilogue (oneDNN's erf and tanh are approximations: within 2e-6 here).
 void expect_epilogues_match(bool bf16) {

@@ -4,6 +4,7 @@
 // mkldnn_linear does. fp32 in and out; in bf16 the input rows are rounded to bf16 (to nearest even, as
 // LibTorch rounds) and the products accumulate in fp32 into an fp32 output.
 // Standard library and oneDNN only (LibTorch stays in encoder.cpp).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -49,6 +50,9 @@ class PackedLinear {
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// Inner-product primitives this process has created (one per distinct shape while it stays cached).
+std::size_t linear_primitives_created();
 
 // fp32 to bf16, rounded to nearest even (NaN stays NaN), as c10::BFloat16 rounds.
 uint16_t to_bf16(float x);
