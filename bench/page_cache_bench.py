@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""What writing attention costs the kernel, with and without handing each committed block's pages back.
+
+  /usr/bin/python3 bench/page_cache_bench.py [--dir DIR] [--mb 2000] [--chunk-kb 800] [--block-mb 100] [-n 2]
+
+Writes --mb MiB into a new file in DIR as `attnscan run` writes uncompressed attention: one pwrite per
+pair (--chunk-kb: 800 KiB is one all-mpnet-base-v2 pair of 53 tokens in fp16), an fdatasync per block
+(--block-mb), in two modes, alternating, -n times each:
+
+  keep   the written pages stay in the page cache (what attnscan did before 2026-12-06, sixth session)
+  drop   after each block's fdatasync, posix_fadvise(POSIX_FADV_DONTNEED) on the block's range (what
+         OutputSession::commit does now)
+
+and prints the kernel CPU (ru_stime) and wall per GiB written, and keep / drop. Every file stays until
+the end, as a run's output does, so the keep mode meets the page cache as a long run leaves it. DIR must
+be on a disk file system (on tmpfs the hint does nothing); it defaults to the current directory.
+"""
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+
+
+def write_file(path, total, chunk, block, drop):
+    """Returns (kernel CPU s, wall s) of writing `total` bytes to `path`."""
+    data = os.urandom(chunk)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        t0 = time.perf_counter()
+        synced = 0
+        for offset in range(0, total, chunk):
+            os.pwrite(fd, data, offset)
+            end = offset + chunk
+            if end - synced >= block or end >= total:
+                os.fdatasync(fd)
+                if drop:
+                    os.posix_fadvise(fd, synced, end - synced, os.POSIX_FADV_DONTNEED)
+                synced = end
+        wall = time.perf_counter() - t0
+        return resource.getrusage(resource.RUSAGE_SELF).ru_stime - before, wall
+    finally:
+        os.close(fd)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", default=".")
+    ap.add_argument("--mb", type=int, default=2000)
+    ap.add_argument("--chunk-kb", type=int, default=800)
+    ap.add_argument("--block-mb", type=int, default=100)
+    ap.add_argument("-n", type=int, default=2)
+    a = ap.parse_args()
+    if a.mb <= 0 or a.chunk_kb <= 0 or a.block_mb <= 0 or a.n <= 0:
+        sys.exit("page_cache_bench: --mb, --chunk-kb, --block-mb and -n must be positive")
+    if not os.path.isdir(a.dir):
+        sys.exit(f"page_cache_bench: --dir {a.dir}: not a directory")
+    total, chunk, block = a.mb << 20, a.chunk_kb << 10, a.block_mb << 20
+    gib = total / (1 << 30)
+    with tempfile.TemporaryDirectory(dir=a.dir, prefix="page_cache_bench.") as tmp:
+        print(f"{a.mb} MiB per file in {a.chunk_kb} KiB writes, fdatasync every {a.block_mb} MiB, in {tmp}")
+        results = {"keep": [], "drop": []}
+        for rep in range(a.n):
+            for mode in ("keep", "drop"):
+                sys_s, wall = write_file(os.path.join(tmp, f"{mode}.{rep}"), total, chunk, block, mode == "drop")
+                results[mode].append((sys_s, wall))
+                print(f"rep {rep + 1}/{a.n} {mode}: kernel CPU {sys_s / gib:6.2f} s/GiB, wall {wall / gib:6.2f} s/GiB")
+        med = {m: (statistics.median(s for s, _ in r), statistics.median(w for _, w in r)) for m, r in results.items()}
+        for mode, (sys_s, wall) in med.items():
+            print(f"{mode}: median kernel CPU {sys_s / gib:.2f} s/GiB, wall {wall / gib:.2f} s/GiB")
+        if med["drop"][0] > 0:
+            print(f"kernel CPU keep / drop: {med['keep'][0] / med['drop'][0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
