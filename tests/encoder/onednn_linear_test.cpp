@@ -97,10 +97,10 @@ TEST(PackedLinear, NoBiasAndUnpackedWeights) {
   EXPECT_EQ(rounded.unpacked_weight(), expect);
 }
 
-// Past the cache's 256 shapes the least recently used one goes: a row count used between the others stays
-// (no new primitive for it), an old one is created again, and each gives the numbers it gave before.
+// Past the shapes kept the least recently used one goes: a row count used between the others stays (no new
+// primitive for it), an old one is created again, and each gives the numbers it gave before.
 TEST(PackedLinear, PastTheCacheTheLeastRecentlyUsedShapeGoesAndNumbersStay) {
-  const int64_t out = 16, in = 8, most = 300;
+  const int64_t out = 16, in = 8, most = static_cast<int64_t>(kLinearShapesKept) + 40;
   const auto w = random_values(static_cast<std::size_t>(out * in), 21), b = random_values(static_cast<std::size_t>(out), 22);
   const auto x = random_values(static_cast<std::size_t>(most * in), 23);
   const PackedLinear linear(w.data(), b.data(), out, in, false);

@@ -18,9 +18,6 @@ namespace {
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
-// Distinct shapes whose primitive is kept (~0.3 ms and its JIT code each); past this the least recently
-// used is dropped. A run's batches come back to a few dozen row counts, so the cache keeps the common ones.
-constexpr std::size_t kMaxCachedShapes = 256;
 // bf16 rows are computed in multiples of this (zero rows added), so a run needs few distinct primitives.
 constexpr int64_t kBf16RowBlock = 16;
 
@@ -110,7 +107,7 @@ Shape shape_of(const ShapeKey& key) {
   recent.emplace_front(key, Shape{dnnl::inner_product_forward(pd), pd.weights_desc(), pd.scratchpad_desc()});
   ++primitives_created;
   shapes.emplace(key, recent.begin());
-  if (recent.size() > kMaxCachedShapes) {
+  if (recent.size() > kLinearShapesKept) {
     shapes.erase(recent.back().first);
     recent.pop_back();
   }
