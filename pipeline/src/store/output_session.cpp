@@ -245,10 +245,12 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
     if (!written && !tmp_crc(first, values, crc))
       throw Error(tmp().string() + ": cannot read back the attention of block " + std::to_string(block));
     // Durable and checksummed: its pages may leave the page cache (a hint; dirty or busy pages stay). Kept,
-    // every further write lands on pages the kernel has to find afresh (6-7x its CPU per byte written,
-    // bench/page_cache_bench.py) and a corpus-sized output crowds the rest of the cache out.
-    ::posix_fadvise(fd_.get(), static_cast<off_t>(attention_at_ + first * vs), static_cast<off_t>(values * vs),
-                    POSIX_FADV_DONTNEED);
+    // every further write lands on pages the kernel has to find afresh (5x its CPU per byte written,
+    // bench/page_cache_bench.py) and a corpus-sized output crowds the rest of the cache out. (A length of
+    // 0 would mean up to the end of the file.)
+    if (values > 0)
+      ::posix_fadvise(fd_.get(), static_cast<off_t>(attention_at_ + first * vs), static_cast<off_t>(values * vs),
+                      POSIX_FADV_DONTNEED);
   }
   UniqueFd spill;
   if (!direct_) {
