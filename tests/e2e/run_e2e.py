@@ -130,6 +130,48 @@ def test_sample_default():
         assert f.attrs["rows_read"] == 10 and f.attrs["rows_skipped"] == 0
 
 
+def resident_fraction(path, start, size):
+    """The share of the pages of path's bytes [start, start + size) in the page cache (mincore)."""
+    import ctypes
+    import mmap
+    page = mmap.PAGESIZE
+    first, last = start // page * page, (start + size + page - 1) // page * page
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, last - first, mmap.PROT_READ, mmap.MAP_SHARED, fd, first)
+        assert addr not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
+        vec = ctypes.create_string_buffer((last - first) // page)
+        rc = libc.mincore(addr, last - first, vec)
+        libc.munmap(addr, last - first)
+        assert rc == 0, os.strerror(ctypes.get_errno())
+    finally:
+        os.close(fd)
+    return sum(b & 1 for b in vec.raw) / len(vec.raw)
+
+
+def test_committed_attention_leaves_the_page_cache():
+    """A committed block's attention is dropped from the page cache (a corpus-sized output would fill it,
+    and the kernel's CPU per byte written grows 5x, bench/page_cache_bench.py); only the pages it shares
+    with what is written after it may stay."""
+    model_dir()
+    fs_type = subprocess.run(["stat", "-f", "-c", "%T", WORK], capture_output=True, text=True).stdout.strip()
+    if fs_type in ("tmpfs", "ramfs"):
+        raise Skip(f"{WORK} is on {fs_type}, where the page cache is the file's only copy")
+    path = out("page_cache.h5")
+    run("run", "-c", "configs/default.yaml", "--set", "output.path=" + path, "--no-progress")
+    with h5py.File(path, "r") as f:  # the dataset's place in the file; no attention is read
+        start, size = f["attention/values"].id.get_offset(), f["attention/values"].id.get_storage_size()
+    assert size > 64 * 4096, size
+    share = resident_fraction(path, start, size)
+    print(f"attention: {size} bytes, {share:.1%} of its pages in the page cache after the run")
+    assert share < 0.05, share
+
+
 # fp32 attention agrees within this across batchings, thread counts and CPUs (kFp32AttentionAgreement
 # in pipeline/include/attnscan/platform.hpp; docs/engine.md, "Reproducibility").
 FP32_AGREEMENT = 1e-5
