@@ -5,6 +5,7 @@
 
 Exit 0 on success, 1 on failure, 77 when something needed is absent (the message says what).
 """
+import atexit
 import base64
 import json
 import os
@@ -12,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 
@@ -54,6 +56,14 @@ def sample_run(name="sample.h5", *sets):
     return path
 
 
+def chromium_tmp():
+    """A TMPDIR for Chromium, removed when this script exits: Chromium leaves its singleton socket's folder
+    there. Short, as the socket's path must fit a unix socket's 108 bytes (a test's folder may not)."""
+    tmp = tempfile.mkdtemp(prefix="attnscan_chromium_")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    return tmp
+
+
 def browser(download_dir=None):
     try:
         from selenium import webdriver
@@ -70,7 +80,7 @@ def browser(download_dir=None):
     if download_dir:
         opts.add_experimental_option("prefs", {"download.default_directory": download_dir,
                                                "download.prompt_for_download": False})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": chromium_tmp()}), options=opts)
     if download_dir:
         driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": download_dir})
     return driver
