@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 #include "plugin_host/attention_maps.hpp"
@@ -265,6 +266,38 @@ TEST(Detectors, SpecialWrittenInTheTextIsNeitherDelimiterNorWord) {
   EXPECT_FLOAT_EQ(s.baseline[1], 2.0f / 6.0f);
   // Were it a word it would match itself with mass 1: (0 + 1 + 0) / 3; it is not, so (0 + 0) / 2.
   EXPECT_FLOAT_EQ(run("same_sentence_match", e).scores[0], 0.0f);
+}
+
+// score_target_sets sums several heads side by side: each head's score must be the number its sum alone
+// gives (targets in order, in double), bit for bit, whatever the head count and in windowed layers.
+TEST(Detectors, TargetSetScoresAreEachHeadsOwnSum) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> weight(0.0f, 1.0f);
+  for (int64_t heads : {1, 3, 4, 5, 8, 9, 12}) {
+    sdk::Example e = make_example({"the", "straw+##berries", "were", "sold"}, {"strawberries", "the", "market"});
+    const std::size_t n = e.size();
+    e.layers = 2, e.heads = heads;
+    e.key_window = {-1, 2};
+    std::vector<float> maps(static_cast<std::size_t>(e.layers * heads) * n * n);
+    for (auto& x : maps) x = weight(rng);
+    e.attention = maps.data();
+    std::vector<std::vector<std::size_t>> targets(n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if ((i * 7 + j * 3) % 5 == 0 && i != 2) targets[i].push_back(j);
+    std::vector<float> scores(static_cast<std::size_t>(e.layers * heads)), baseline(2);
+    sdk::score_target_sets(e, targets, scores.data(), baseline.data());
+    std::size_t q = 0;
+    for (const auto& t : targets) q += t.empty() ? 0 : 1;
+    for (int64_t l = 0; l < e.layers; ++l)
+      for (int64_t h = 0; h < heads; ++h) {
+        double total = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j : targets[i]) total += e.head(l, h)[i * n + j];
+        EXPECT_EQ(scores[static_cast<std::size_t>(l * heads + h)], static_cast<float>(total / static_cast<double>(q)))
+            << heads << " heads, layer " << l << ", head " << h;
+      }
+  }
 }
 
 TEST(PluginHost, ListsTheSevenDetectors) {
