@@ -7,13 +7,20 @@
 
 namespace {
 
-// -sum a ln a over one head's n x n map, in double: fast_log and 16 lanes of partial sums let the compiler
-// use the CPU's widest vectors (one clone per instruction set, chosen when the plugin loads). A zero
-// weight adds exactly 0, a subnormal one less than 1e-36.
+// -sum a ln a over one head's n x n map: fast_log and 16 lanes of partial sums let the compiler use the
+// CPU's widest vectors (one clone per instruction set, chosen when the plugin loads). Each lane adds
+// kSteps terms in float, then that partial sum in double: converting every term to double took a fifth
+// of the loop's operations. A zero weight adds exactly 0, a subnormal one less than 1e-36.
 __attribute__((target_clones("avx512f", "avx2", "default"))) double map_entropy(const float* a, std::size_t count) {
-  constexpr std::size_t kLanes = 16;
+  constexpr std::size_t kLanes = 16, kSteps = 4;
   double lanes[kLanes] = {};
   std::size_t i = 0;
+  for (; i + kLanes * kSteps <= count; i += kLanes * kSteps) {
+    float part[kLanes] = {};
+    for (std::size_t s = 0; s < kSteps; ++s)
+      for (std::size_t k = 0; k < kLanes; ++k) part[k] += a[i + s * kLanes + k] * attnscan::detectors::fast_log(a[i + s * kLanes + k]);
+    for (std::size_t k = 0; k < kLanes; ++k) lanes[k] -= static_cast<double>(part[k]);
+  }
   for (; i + kLanes <= count; i += kLanes)
     for (std::size_t k = 0; k < kLanes; ++k)
       lanes[k] -= static_cast<double>(a[i + k] * attnscan::detectors::fast_log(a[i + k]));
@@ -47,7 +54,7 @@ class Entropy : public attnscan::sdk::Detector {
 };
 
 attnscan::sdk::DetectorInfo info() {
-  return {"entropy", "1.3", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
+  return {"entropy", "1.4", "mean entropy of the attention rows in nats (uniform attention: ln n, or mean ln |window| in a windowed layer)", {"entropy"}, {}};
 }
 
 }  // namespace
