@@ -15,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "plugin_host/detector_runner.hpp"
