@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -160,6 +161,30 @@ TEST(Crc32c, HardwareAndTablePathsAgreeOnEveryLengthAndAlignment) {
       EXPECT_EQ(crc32c(bytes.data() + start, n), crc32c_portable(bytes.data() + start, n)) << start << " " << n;
       EXPECT_EQ(crc32c(bytes.data() + start, n, 0xDEADBEEF), crc32c_portable(bytes.data() + start, n, 0xDEADBEEF));
     }
+}
+
+TEST(Crc32c, EveryBodyTheCpuHasGivesTheTableChecksum) {
+  // Lengths around the folding body's 512-byte start and 256-byte blocks (each folded lane ends on
+  // another's bytes, so a wrong constant changes the result), every start within a 64-byte line.
+  std::vector<uint8_t> bytes(300000 + 64);
+  uint32_t x = 4242;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
+  int bodies = 0;
+  for (Crc32cBody body : {Crc32cBody::Portable, Crc32cBody::Crc32Instruction, Crc32cBody::CarrylessFolding}) {
+    if (!crc32c_has(body)) continue;
+    ++bodies;
+    EXPECT_EQ(crc32c_with(body, "123456789", 9), 0xE3069283u);
+    for (std::size_t start = 0; start < 64; start += 9)
+      for (std::size_t n : {0, 5, 255, 256, 511, 512, 513, 767, 768, 1024, 1040, 4095, 12288, 65536, 131072, 300000}) {
+        EXPECT_EQ(crc32c_with(body, bytes.data() + start, n), crc32c_portable(bytes.data() + start, n))
+            << static_cast<int>(body) << " " << start << " " << n;
+        EXPECT_EQ(crc32c_with(body, bytes.data() + start, n, 0x9E3779B9u),
+                  crc32c_portable(bytes.data() + start, n, 0x9E3779B9u));
+      }
+  }
+  EXPECT_GE(bodies, 1);
+  if (!crc32c_has(Crc32cBody::CarrylessFolding))
+    std::printf("note: this CPU has no AVX-512 VPCLMULQDQ; the folding body was not run\n");
 }
 
 TEST(Crc32c, CombinedPiecesEqualTheChecksumOfTheirConcatenation) {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
-#include <nmmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace attnscan {
@@ -97,6 +97,69 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::s
   for (; n > 0; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
   return ~c32;
 }
+
+// Folding with carry-less products (AVX-512 VPCLMULQDQ): 16 lanes of 16 bytes, each moved on by a whole
+// 256-byte block at a time by multiplying it with x^t modulo the polynomial, then added to the lane's
+// bytes there; at the end the lanes fold into one, whose remainder the crc32 instruction takes. A lane
+// holds the polynomial of its bytes in the checksum's reflected order (the first bit of the 16 bytes,
+// bit 0, is x^127). Its first 8 bytes A_hi and last 8 A_lo give A = A_hi x^64 + A_lo, so
+// A x^t = A_hi (x^(t + 64) mod P) + A_lo (x^t mod P): two 64 x 32-bit products of at most 95 bits.
+// A carry-less product of two reflected operands comes out reflected and one place short (bit k is
+// x^(126 - k) of the product, where the lane's bit k is x^(127 - k)), so each constant is taken one
+// degree lower: x^(t + 63) and x^(t - 1), stored reflected in the upper half of a 64-bit word.
+constexpr std::size_t kBlockBytes = 256;
+
+// The two constants of a fold by `bytes`, in the order vpclmulqdq's selectors 0x00 and 0x11 take them
+// from each lane: A_hi times `low`, A_lo times `high`.
+struct FoldConstants {
+  int64_t low, high;
+  explicit FoldConstants(std::size_t bytes)
+      : low(static_cast<int64_t>(uint64_t{x_to_the(8 * uint64_t{bytes} + 63)} << 32)),
+        high(static_cast<int64_t>(uint64_t{x_to_the(8 * uint64_t{bytes} - 1)} << 32)) {}
+};
+
+__attribute__((target("sse2"))) __m128i in_one_lane(const FoldConstants& k) { return _mm_set_epi64x(k.high, k.low); }
+__attribute__((target("avx512f"))) __m512i in_four_lanes(const FoldConstants& k) {
+  return _mm512_set_epi64(k.high, k.low, k.high, k.low, k.high, k.low, k.high, k.low);
+}
+
+__attribute__((target("sse2,pclmul"))) __m128i fold_lane(__m128i lane, __m128i constants) {
+  return _mm_xor_si128(_mm_clmulepi64_si128(lane, constants, 0x00), _mm_clmulepi64_si128(lane, constants, 0x11));
+}
+
+__attribute__((target("avx512f,vpclmulqdq"))) __m512i fold_lanes(__m512i lanes, __m512i constants, __m512i next) {
+  // 0x96: the three-way XOR of the two products and the next block's bytes.
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(lanes, constants, 0x00),
+                                   _mm512_clmulepi64_epi128(lanes, constants, 0x11), next, 0x96);
+}
+
+__attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_clmul_avx512(const void* data,
+                                                                                         std::size_t n, uint32_t crc) {
+  if (n < 2 * kBlockBytes) return crc32c_sse42(data, n, crc);
+  static const FoldConstants by_block(kBlockBytes), by_192(192), by_128(128), by_64(64), by_48(48), by_32(32), by_16(16);
+  const __m512i block_constants = in_four_lanes(by_block);
+  const auto* p = static_cast<const uint8_t*>(data);
+  __m512i acc[4];
+  for (int a = 0; a < 4; ++a) acc[a] = _mm512_loadu_si512(p + 64 * a);
+  // The remainder so far enters as the first 32 bits of the message: c x^(8 n) is what it contributes.
+  acc[0] = _mm512_xor_si512(acc[0], _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(~crc))));
+  p += kBlockBytes, n -= kBlockBytes;
+  for (; n >= kBlockBytes; p += kBlockBytes, n -= kBlockBytes)
+    for (int a = 0; a < 4; ++a) acc[a] = fold_lanes(acc[a], block_constants, _mm512_loadu_si512(p + 64 * a));
+  // The four registers onto the last (64, 128 and 192 bytes on), then its four lanes onto its last.
+  __m512i last = fold_lanes(acc[0], in_four_lanes(by_192), acc[3]);
+  last = fold_lanes(acc[1], in_four_lanes(by_128), last);
+  last = fold_lanes(acc[2], in_four_lanes(by_64), last);
+  __m128i lanes[4];  // through memory: GCC 12's lane extracts warn of an undefined operand they never read
+  _mm512_storeu_si512(lanes, last);
+  __m128i lane = _mm_xor_si128(fold_lane(lanes[0], in_one_lane(by_48)), fold_lane(lanes[1], in_one_lane(by_32)));
+  lane = _mm_xor_si128(lane, fold_lane(lanes[2], in_one_lane(by_16)));
+  lane = _mm_xor_si128(lane, lanes[3]);
+  // The 16 bytes' remainder from 0 is A x^32 mod P: the remainder of everything so far.
+  const uint64_t c = _mm_crc32_u64(_mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(lane))),
+                                   static_cast<uint64_t>(_mm_extract_epi64(lane, 1)));
+  return crc32c_sse42(p, n, ~static_cast<uint32_t>(c));
+}
 #endif
 
 }  // namespace
@@ -106,12 +169,34 @@ uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t bytes_b) {
   return multiply_mod_p(x_to_the(8 * bytes_b), crc_a) ^ crc_b;
 }
 
-uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
+bool crc32c_has(Crc32cBody body) {
+  switch (body) {
+    case Crc32cBody::Portable: return true;
 #if defined(__x86_64__)
-  static const bool sse42 = __builtin_cpu_supports("sse4.2");
-  if (sse42) return crc32c_sse42(data, n, crc);
+    case Crc32cBody::Crc32Instruction: return __builtin_cpu_supports("sse4.2");
+    case Crc32cBody::CarrylessFolding:
+      return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("vpclmulqdq");
 #endif
-  return crc32c_portable(data, n, crc);
+    default: return false;
+  }
+}
+
+uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t crc) {
+  switch (body) {
+#if defined(__x86_64__)
+    case Crc32cBody::Crc32Instruction: return crc32c_sse42(data, n, crc);
+    case Crc32cBody::CarrylessFolding: return crc32c_clmul_avx512(data, n, crc);
+#endif
+    default: return crc32c_portable(data, n, crc);
+  }
+}
+
+uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
+  static const Crc32cBody best = crc32c_has(Crc32cBody::CarrylessFolding)   ? Crc32cBody::CarrylessFolding
+                                 : crc32c_has(Crc32cBody::Crc32Instruction) ? Crc32cBody::Crc32Instruction
+                                                                            : Crc32cBody::Portable;
+  return crc32c_with(best, data, n, crc);
 }
 
 uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc) {
