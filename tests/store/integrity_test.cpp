@@ -164,13 +164,14 @@ TEST(Crc32c, HardwareAndTablePathsAgreeOnEveryLengthAndAlignment) {
 }
 
 TEST(Crc32c, EveryBodyTheCpuHasGivesTheTableChecksum) {
-  // Lengths around the folding body's 512-byte start and 256-byte blocks (each folded lane ends on
+  // Lengths around the folding bodies' 512-byte start and 256-byte blocks (each folded lane ends on
   // another's bytes, so a wrong constant changes the result), every start within a 64-byte line.
   std::vector<uint8_t> bytes(300000 + 64);
   uint32_t x = 4242;
   for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1103515245u + 12345u) >> 24);
   int bodies = 0;
-  for (Crc32cBody body : {Crc32cBody::Portable, Crc32cBody::Crc32Instruction, Crc32cBody::CarrylessFolding}) {
+  for (Crc32cBody body :
+       {Crc32cBody::Portable, Crc32cBody::Crc32Instruction, Crc32cBody::FoldingAvx2, Crc32cBody::FoldingAvx512}) {
     if (!crc32c_has(body)) continue;
     ++bodies;
     EXPECT_EQ(crc32c_with(body, "123456789", 9), 0xE3069283u);
@@ -183,8 +184,10 @@ TEST(Crc32c, EveryBodyTheCpuHasGivesTheTableChecksum) {
       }
   }
   EXPECT_GE(bodies, 1);
-  if (!crc32c_has(Crc32cBody::CarrylessFolding))
-    std::printf("note: this CPU has no AVX-512 VPCLMULQDQ; the folding body was not run\n");
+  for (Crc32cBody body : {Crc32cBody::FoldingAvx2, Crc32cBody::FoldingAvx512})
+    if (!crc32c_has(body))
+      std::printf("note: this CPU lacks VPCLMULQDQ%s; folding body %d was not run\n",
+                  body == Crc32cBody::FoldingAvx512 ? " with AVX-512" : "", static_cast<int>(body));
 }
 
 TEST(Crc32c, CombinedPiecesEqualTheChecksumOfTheirConcatenation) {

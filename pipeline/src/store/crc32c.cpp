@@ -98,11 +98,12 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::s
   return ~c32;
 }
 
-// Folding with carry-less products (AVX-512 VPCLMULQDQ): 16 lanes of 16 bytes, each moved on by a whole
-// 256-byte block at a time by multiplying it with x^t modulo the polynomial, then added to the lane's
-// bytes there; at the end the lanes fold into one, whose remainder the crc32 instruction takes. A lane
-// holds the polynomial of its bytes in the checksum's reflected order (the first bit of the 16 bytes,
-// bit 0, is x^127). Its first 8 bytes A_hi and last 8 A_lo give A = A_hi x^64 + A_lo, so
+// Folding with carry-less products (VPCLMULQDQ): 16 lanes of 16 bytes (four registers of AVX-512, eight of
+// AVX2), each moved on by a whole 256-byte block at a time by multiplying it with x^t modulo the
+// polynomial, then added to the lane's bytes there; at the end the lanes fold into one, whose remainder
+// the crc32 instruction takes. A lane holds the polynomial of its bytes in the checksum's reflected order
+// (the first bit of the 16 bytes, bit 0, is x^127). Its first 8 bytes A_hi and last 8 A_lo give
+// A = A_hi x^64 + A_lo, so
 // A x^t = A_hi (x^(t + 64) mod P) + A_lo (x^t mod P): two 64 x 32-bit products of at most 95 bits.
 // A carry-less product of two reflected operands comes out reflected and one place short (bit k is
 // x^(126 - k) of the product, where the lane's bit k is x^(127 - k)), so each constant is taken one
@@ -122,9 +123,18 @@ __attribute__((target("sse2"))) __m128i in_one_lane(const FoldConstants& k) { re
 __attribute__((target("avx512f"))) __m512i in_four_lanes(const FoldConstants& k) {
   return _mm512_set_epi64(k.high, k.low, k.high, k.low, k.high, k.low, k.high, k.low);
 }
+__attribute__((target("avx2"))) __m256i in_two_lanes(const FoldConstants& k) {
+  return _mm256_set_epi64x(k.high, k.low, k.high, k.low);
+}
 
 __attribute__((target("sse2,pclmul"))) __m128i fold_lane(__m128i lane, __m128i constants) {
   return _mm_xor_si128(_mm_clmulepi64_si128(lane, constants, 0x00), _mm_clmulepi64_si128(lane, constants, 0x11));
+}
+
+__attribute__((target("avx2,vpclmulqdq"))) __m256i fold_lanes(__m256i lanes, __m256i constants, __m256i next) {
+  return _mm256_xor_si256(_mm256_xor_si256(_mm256_clmulepi64_epi128(lanes, constants, 0x00),
+                                           _mm256_clmulepi64_epi128(lanes, constants, 0x11)),
+                          next);
 }
 
 __attribute__((target("avx512f,vpclmulqdq"))) __m512i fold_lanes(__m512i lanes, __m512i constants, __m512i next) {
@@ -133,10 +143,23 @@ __attribute__((target("avx512f,vpclmulqdq"))) __m512i fold_lanes(__m512i lanes, 
                                    _mm512_clmulepi64_epi128(lanes, constants, 0x11), next, 0x96);
 }
 
+// The checksum (inverted remainder) of everything folded into `count` consecutive lanes: each onto the
+// last, then the last's 16 bytes through the crc32 instruction from 0, which gives A x^32 mod P.
+__attribute__((target("pclmul,sse4.2"))) uint32_t checksum_of_lanes(const __m128i* lanes, int count) {
+  static const FoldConstants by_16(16), by_32(32), by_48(48);
+  const FoldConstants* by[] = {&by_16, &by_32, &by_48};
+  __m128i lane = lanes[count - 1];
+  for (int l = 0; l + 1 < count; ++l)
+    lane = _mm_xor_si128(lane, fold_lane(lanes[l], in_one_lane(*by[count - 2 - l])));
+  const uint64_t c = _mm_crc32_u64(_mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(lane))),
+                                   static_cast<uint64_t>(_mm_extract_epi64(lane, 1)));
+  return ~static_cast<uint32_t>(c);
+}
+
 __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_clmul_avx512(const void* data,
                                                                                          std::size_t n, uint32_t crc) {
   if (n < 2 * kBlockBytes) return crc32c_sse42(data, n, crc);
-  static const FoldConstants by_block(kBlockBytes), by_192(192), by_128(128), by_64(64), by_48(48), by_32(32), by_16(16);
+  static const FoldConstants by_block(kBlockBytes), by_64(64);
   const __m512i block_constants = in_four_lanes(by_block);
   const auto* p = static_cast<const uint8_t*>(data);
   __m512i acc[4];
@@ -146,19 +169,33 @@ __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_clmu
   p += kBlockBytes, n -= kBlockBytes;
   for (; n >= kBlockBytes; p += kBlockBytes, n -= kBlockBytes)
     for (int a = 0; a < 4; ++a) acc[a] = fold_lanes(acc[a], block_constants, _mm512_loadu_si512(p + 64 * a));
-  // The four registers onto the last (64, 128 and 192 bytes on), then its four lanes onto its last.
-  __m512i last = fold_lanes(acc[0], in_four_lanes(by_192), acc[3]);
-  last = fold_lanes(acc[1], in_four_lanes(by_128), last);
-  last = fold_lanes(acc[2], in_four_lanes(by_64), last);
+  // Each register onto the next (64 bytes on), then the last's four lanes onto its last.
+  const __m512i by_register = in_four_lanes(by_64);
+  for (int a = 1; a < 4; ++a) acc[a] = fold_lanes(acc[a - 1], by_register, acc[a]);
   __m128i lanes[4];  // through memory: GCC 12's lane extracts warn of an undefined operand they never read
-  _mm512_storeu_si512(lanes, last);
-  __m128i lane = _mm_xor_si128(fold_lane(lanes[0], in_one_lane(by_48)), fold_lane(lanes[1], in_one_lane(by_32)));
-  lane = _mm_xor_si128(lane, fold_lane(lanes[2], in_one_lane(by_16)));
-  lane = _mm_xor_si128(lane, lanes[3]);
-  // The 16 bytes' remainder from 0 is A x^32 mod P: the remainder of everything so far.
-  const uint64_t c = _mm_crc32_u64(_mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(lane))),
-                                   static_cast<uint64_t>(_mm_extract_epi64(lane, 1)));
-  return crc32c_sse42(p, n, ~static_cast<uint32_t>(c));
+  _mm512_storeu_si512(lanes, acc[3]);
+  return crc32c_sse42(p, n, checksum_of_lanes(lanes, 4));
+}
+
+__attribute__((target("avx2,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_clmul_avx2(const void* data, std::size_t n,
+                                                                                    uint32_t crc) {
+  if (n < 2 * kBlockBytes) return crc32c_sse42(data, n, crc);
+  static const FoldConstants by_block(kBlockBytes), by_32(32);
+  const __m256i block_constants = in_two_lanes(by_block);
+  const auto* p = static_cast<const uint8_t*>(data);
+  __m256i acc[8];
+  for (int a = 0; a < 8; ++a) acc[a] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * a));
+  acc[0] = _mm256_xor_si256(acc[0], _mm256_zextsi128_si256(_mm_cvtsi32_si128(static_cast<int>(~crc))));
+  p += kBlockBytes, n -= kBlockBytes;
+  for (; n >= kBlockBytes; p += kBlockBytes, n -= kBlockBytes)
+    for (int a = 0; a < 8; ++a)
+      acc[a] = fold_lanes(acc[a], block_constants, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * a)));
+  // Each register onto the next (32 bytes on), then the last's two lanes onto its last.
+  const __m256i by_register = in_two_lanes(by_32);
+  for (int a = 1; a < 8; ++a) acc[a] = fold_lanes(acc[a - 1], by_register, acc[a]);
+  __m128i lanes[2];
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc[7]);
+  return crc32c_sse42(p, n, checksum_of_lanes(lanes, 2));
 }
 #endif
 
@@ -174,9 +211,10 @@ bool crc32c_has(Crc32cBody body) {
     case Crc32cBody::Portable: return true;
 #if defined(__x86_64__)
     case Crc32cBody::Crc32Instruction: return __builtin_cpu_supports("sse4.2");
-    case Crc32cBody::CarrylessFolding:
-      return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx512f") &&
+    case Crc32cBody::FoldingAvx2:
+      return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx2") &&
              __builtin_cpu_supports("vpclmulqdq");
+    case Crc32cBody::FoldingAvx512: return crc32c_has(Crc32cBody::FoldingAvx2) && __builtin_cpu_supports("avx512f");
 #endif
     default: return false;
   }
@@ -186,16 +224,19 @@ uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t 
   switch (body) {
 #if defined(__x86_64__)
     case Crc32cBody::Crc32Instruction: return crc32c_sse42(data, n, crc);
-    case Crc32cBody::CarrylessFolding: return crc32c_clmul_avx512(data, n, crc);
+    case Crc32cBody::FoldingAvx2: return crc32c_clmul_avx2(data, n, crc);
+    case Crc32cBody::FoldingAvx512: return crc32c_clmul_avx512(data, n, crc);
 #endif
     default: return crc32c_portable(data, n, crc);
   }
 }
 
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
-  static const Crc32cBody best = crc32c_has(Crc32cBody::CarrylessFolding)   ? Crc32cBody::CarrylessFolding
-                                 : crc32c_has(Crc32cBody::Crc32Instruction) ? Crc32cBody::Crc32Instruction
-                                                                            : Crc32cBody::Portable;
+  static const Crc32cBody best = [] {
+    for (Crc32cBody body : {Crc32cBody::FoldingAvx512, Crc32cBody::FoldingAvx2, Crc32cBody::Crc32Instruction})
+      if (crc32c_has(body)) return body;
+    return Crc32cBody::Portable;
+  }();
   return crc32c_with(best, data, n, crc);
 }
 

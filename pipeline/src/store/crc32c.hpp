@@ -13,9 +13,9 @@ uint32_t crc32c(const void* data, std::size_t n, uint32_t crc = 0);
 uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc = 0);
 
 // The ways crc32c() can compute it, all giving the same checksum: table lookups; SSE4.2's crc32
-// instruction, three chains at once; carry-less products folding 256 bytes at a time (AVX-512 with
-// VPCLMULQDQ), the crc32 instruction taking what is left. Tests run each body the CPU has.
-enum class Crc32cBody { Portable, Crc32Instruction, CarrylessFolding };
+// instruction, three chains at once; carry-less products (VPCLMULQDQ) folding 256 bytes at a time in
+// AVX2's or AVX-512's registers, the crc32 instruction taking what is left. Tests run each body the CPU has.
+enum class Crc32cBody { Portable, Crc32Instruction, FoldingAvx2, FoldingAvx512 };
 bool crc32c_has(Crc32cBody body);
 uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t crc = 0);
 // The CRC-32C of bytes A followed by bytes B, from crc32c(A), crc32c(B) and B's length alone:
