@@ -103,8 +103,8 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, std::s
 // polynomial, then added to the lane's bytes there; at the end the lanes fold into one, whose remainder
 // the crc32 instruction takes. A lane holds the polynomial of its bytes in the checksum's reflected order
 // (the first bit of the 16 bytes, bit 0, is x^127). Its first 8 bytes A_hi and last 8 A_lo give
-// A = A_hi x^64 + A_lo, so
-// A x^t = A_hi (x^(t + 64) mod P) + A_lo (x^t mod P): two 64 x 32-bit products of at most 95 bits.
+// A = A_hi x^64 + A_lo, so A x^t = A_hi (x^(t + 64) mod P) + A_lo (x^t mod P): two 64 x 32-bit products
+// of at most 95 bits.
 // A carry-less product of two reflected operands comes out reflected and one place short (bit k is
 // x^(126 - k) of the product, where the lane's bit k is x^(127 - k)), so each constant is taken one
 // degree lower: x^(t + 63) and x^(t - 1), stored reflected in the upper half of a 64-bit word.

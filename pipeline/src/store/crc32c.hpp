@@ -17,7 +17,9 @@ uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc = 0);
 // AVX2's or AVX-512's registers, the crc32 instruction taking what is left. Tests run each body the CPU has.
 enum class Crc32cBody { Portable, Crc32Instruction, FoldingAvx2, FoldingAvx512 };
 bool crc32c_has(Crc32cBody body);
+// crc32c() through one body; only one that crc32c_has() says this CPU has.
 uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t crc = 0);
+
 // The CRC-32C of bytes A followed by bytes B, from crc32c(A), crc32c(B) and B's length alone:
 // pieces checksummed apart (blocks of a run, in any order) give the checksum of their concatenation.
 uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t bytes_b);
