@@ -14,9 +14,10 @@ pair (--chunk-kb: 800 KiB is one all-mpnet-base-v2 pair of 53 tokens in fp16), a
           docs/performance.md, the section of 2026-12-06, ninth session); skipped where the file system
           refuses O_DIRECT
 
-and prints the kernel CPU (ru_stime) and wall per GiB written, and keep / drop and drop / direct. Every file stays until
-the end, as a run's output does, so the keep mode meets the page cache as a long run leaves it. DIR must
-be on a disk file system (on tmpfs the hint does nothing); it defaults to the current directory.
+and prints the kernel CPU (ru_stime) and wall per GiB written, keep / drop and drop / direct. Every file
+stays until the end, as a run's output does, so the keep mode meets the page cache as a long run leaves
+it. DIR must be on a disk file system (on tmpfs the hint does nothing); it defaults to the current
+directory.
 """
 import argparse
 import mmap
@@ -50,6 +51,7 @@ def write_file(path, total, chunk, block, mode):
         return resource.getrusage(resource.RUSAGE_SELF).ru_stime - before, wall
     finally:
         os.close(fd)
+        data.close()
 
 
 def takes_direct_io(directory):
