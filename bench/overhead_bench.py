@@ -30,6 +30,9 @@ and the part of the fixed cost no change to attnscan can remove while its forwar
 LibTorch: the median of 5 runs of bench/libtorch_load_floor, an empty program linked against LibTorch
 (the same libraries loaded, bar attnscan's own four).
 
+With -n 2 or more, the perf ruler's marginal figure is also printed for each repetition (its own profile
+less its own short run), so that one invocation shows the noise between runs of the same binary.
+
 With --symbols N, one more run of --fixed-rows pairs per binary is profiled, and the N symbols outside
 the GEMM kernels whose CPU grows most from it to the long run are printed, with the sum over all symbols:
 the marginal figure measured symbol by symbol, free of the FLOPs ruler that `fixed per run` uses.
@@ -102,6 +105,17 @@ def symbol_cpu(perf_data, binary, cpu):
         rows[key] = rows.get(key, 0.0) + pct
         total += pct
     return {k: pct / total * cpu for k, pct in rows.items()}
+
+
+def marginal_by_repetition(reps, short_runs, binary, model, per_core):
+    """The perf ruler's marginal figure of each repetition from its own profile and its own short run: the
+    spread between repetitions is the noise any difference between two binaries has to beat."""
+    figures = []
+    for (cpu, _, _, n, data), (short_cpu, _, _, short_n, _) in zip(reps, short_runs):
+        gemm = profile_split(data, binary)[BUCKETS[0][0]]
+        fixed = short_cpu - model_flops(model, short_n)[1] / per_core
+        figures.append((cpu * (1 - gemm) - fixed) * 1e6 / (int(n.sum()) - int(short_n.sum())))
+    return figures
 
 
 def main():
@@ -202,6 +216,10 @@ def main():
               f"{len(short_n)} pairs: {us(fixed):.1f} us/token of this run), of which LibTorch's load {floor_cpu:.2f}")
         print(f"  marginal outside GEMM:{further(cpu - executed / per_core):7.1f} us of CPU per further real token (FLOPs), "
               f"{further(cpu * (1 - gemm)):.1f} (perf)")
+        if len(reps) > 1:
+            spread = marginal_by_repetition(reps, short_runs[name], binaries[name], model, per_core)
+            print(f"  marginal (perf), each repetition less its own short run: {min(spread):.1f} to {max(spread):.1f} "
+                  f"us per further real token ({', '.join(f'{v:.1f}' for v in spread)})")
         print(f"  {'bucket':<40} {'share':>7} {'us/token':>9}")
         for bucket, share in sorted(shares.items(), key=lambda kv: -kv[1]):
             print(f"  {bucket:<40} {share:7.1%} {us(cpu * share):9.1f}")
