@@ -54,8 +54,7 @@ int main(int argc, char** argv) {
   std::memcpy(hot.data(), cold.data(), hot.size());
   const char* names[] = {"portable", "crc32 instruction", "folding, AVX2", "folding, AVX-512"};
   std::printf("%-20s %14s %16s  %s\n", "body", "in cache GB/s", "from memory GB/s", "checksum");
-  for (Crc32cBody body :
-       {Crc32cBody::Portable, Crc32cBody::Crc32Instruction, Crc32cBody::FoldingAvx2, Crc32cBody::FoldingAvx512}) {
+  for (Crc32cBody body : kCrc32cBodies) {
     const char* name = names[static_cast<int>(body)];
     if (!crc32c_has(body)) {
       std::printf("%-20s not on this CPU\n", name);

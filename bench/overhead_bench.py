@@ -42,6 +42,7 @@ An unmeasured warm-up run comes first and every output is deleted once read
 (before/after in one invocation). Needs `perf` (Debian linux-perf) and perf_event_paranoid <= 2.
 """
 import argparse
+import functools
 import os
 import re
 import statistics
@@ -72,6 +73,7 @@ BUCKETS = [
 OTHER = "other"
 
 
+@functools.lru_cache(maxsize=None)  # a profile's split is read for its figures and again for the spread
 def profile_split(perf_data, binary):
     """{bucket: share of samples} from perf report (dso, symbol), the shares summing to 1."""
     shares = {name: 0.0 for name, _ in BUCKETS}
@@ -107,14 +109,23 @@ def symbol_cpu(perf_data, binary, cpu):
     return {k: pct / total * cpu for k, pct in rows.items()}
 
 
+def fixed_cpu(short_cpu, short_n, model, per_core):
+    """The short run's CPU beyond its GEMMs at the peak: what a process pays once."""
+    return short_cpu - model_flops(model, short_n)[1] / per_core
+
+
+def per_further_token(outside, fixed, n, short_n):
+    """us of CPU outside the GEMMs per real token of the long run beyond the short run's."""
+    return (outside - fixed) * 1e6 / (int(n.sum()) - int(short_n.sum()))
+
+
 def marginal_by_repetition(reps, short_runs, binary, model, per_core):
     """The perf ruler's marginal figure of each repetition from its own profile and its own short run: the
     spread between repetitions is the noise any difference between two binaries has to beat."""
     figures = []
     for (cpu, _, _, n, data), (short_cpu, _, _, short_n, _) in zip(reps, short_runs):
         gemm = profile_split(data, binary)[BUCKETS[0][0]]
-        fixed = short_cpu - model_flops(model, short_n)[1] / per_core
-        figures.append((cpu * (1 - gemm) - fixed) * 1e6 / (int(n.sum()) - int(short_n.sum())))
+        figures.append(per_further_token(cpu * (1 - gemm), fixed_cpu(short_cpu, short_n, model, per_core), n, short_n))
     return figures
 
 
@@ -210,8 +221,8 @@ def main():
         print(f"  outside GEMM (perf):  {us(cpu * (1 - gemm)):7.1f} us of CPU per real token "
               f"(GEMM kernels {gemm:.1%} of the samples, {us(cpu * gemm):.1f} us/token)")
         short_cpu, short_n = statistics.median(r[0] for r in short_runs[name]), short_runs[name][0][3]
-        fixed = short_cpu - model_flops(model, short_n)[1] / per_core
-        further = lambda outside: (outside - fixed) * 1e6 / (tokens - int(short_n.sum()))
+        fixed = fixed_cpu(short_cpu, short_n, model, per_core)
+        further = lambda outside: per_further_token(outside, fixed, n, short_n)
         print(f"  fixed per run:        {fixed:7.2f} CPU s (median of {len(short_runs[name])} runs of "
               f"{len(short_n)} pairs: {us(fixed):.1f} us/token of this run), of which LibTorch's load {floor_cpu:.2f}")
         print(f"  marginal outside GEMM:{further(cpu - executed / per_core):7.1f} us of CPU per further real token (FLOPs), "

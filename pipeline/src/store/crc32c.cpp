@@ -233,9 +233,10 @@ uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t 
 
 uint32_t crc32c(const void* data, std::size_t n, uint32_t crc) {
   static const Crc32cBody best = [] {
-    for (Crc32cBody body : {Crc32cBody::FoldingAvx512, Crc32cBody::FoldingAvx2, Crc32cBody::Crc32Instruction})
-      if (crc32c_has(body)) return body;
-    return Crc32cBody::Portable;
+    Crc32cBody fastest = Crc32cBody::Portable;
+    for (Crc32cBody body : kCrc32cBodies)
+      if (crc32c_has(body)) fastest = body;
+    return fastest;
   }();
   return crc32c_with(best, data, n, crc);
 }

@@ -16,6 +16,9 @@ uint32_t crc32c_portable(const void* data, std::size_t n, uint32_t crc = 0);
 // instruction, three chains at once; carry-less products (VPCLMULQDQ) folding 256 bytes at a time in
 // AVX2's or AVX-512's registers, the crc32 instruction taking what is left. Tests run each body the CPU has.
 enum class Crc32cBody { Portable, Crc32Instruction, FoldingAvx2, FoldingAvx512 };
+// Every body, slowest first.
+inline constexpr Crc32cBody kCrc32cBodies[] = {Crc32cBody::Portable, Crc32cBody::Crc32Instruction,
+                                               Crc32cBody::FoldingAvx2, Crc32cBody::FoldingAvx512};
 bool crc32c_has(Crc32cBody body);
 // crc32c() through one body; only one that crc32c_has() says this CPU has.
 uint32_t crc32c_with(Crc32cBody body, const void* data, std::size_t n, uint32_t crc = 0);
