@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does bf16 change what a study concludes? fp32 and bf16 runs of the same pairs, timed, and compared
-head by head (issue 30).
+head by head.
 
   /usr/bin/python3 bench/bf16_conclusions.py [--rows 2000] [--dataset ../shared/datasets/paws/test.tsv]
       [--model DIR] [--build build] [-n 1] [--out-dir DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Corpus scale after the run (issue 31): every step a researcher takes on a large run, timed, with peak RSS.
+"""Corpus scale after the run: every step a researcher takes on a large run, timed, with peak RSS.
 
   /usr/bin/python3 bench/corpus_bench.py [--pairs 100000] [--shards 8] [--attention-every 100]
       [--build build] [--keep DIR] [--skip-run DIR_WITH_SHARDS] [--set KEY=VALUE ...]

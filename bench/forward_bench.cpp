@@ -75,7 +75,7 @@ TokenBatch random_batch(int64_t batch, int64_t len, int64_t vocab, std::mt19937&
 }
 
 // Self time of each ATen op over `reps` forwards of one batch (LibTorch's legacy profiler, CPU events):
-// what is spent outside the matrix kernels, op by op (issue 30). Prints the ops by self time.
+// what is spent outside the matrix kernels, op by op. Prints the ops by self time.
 void print_op_times(const BertEncoder& enc, const TokenBatch& b, int reps) {
   namespace prof = torch::autograd::profiler;
   enc.forward(b);  // warm-up

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory and time of the Python reader's long frames on a result file (issue 31).
+"""Peak memory and time of the Python reader's long frames on a result file.
 
   /usr/bin/python3 bench/frame_bench.py RESULT.h5 [--ref-python OTHER/python] [--rows 10000]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the stored maps cost (issues 17 and 28): time, bytes per pair, and peak memory at two dataset
+"""What the stored maps cost: time, bytes per pair, and peak memory at two dataset
 sizes (memory must stay flat in N).
 
   /usr/bin/python3 bench/maps_cost_bench.py [--build build] [--model DIR] [--rows 500,2000] [-n 1]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where attnscan's CPU goes outside the matrix kernels, per real token (issue 30's ruler).
+"""Where attnscan's CPU goes outside the matrix kernels, per real token.
 
   /usr/bin/python3 bench/overhead_bench.py [--model DIR] [--dataset FILE] [--rows 1500] [--build build]
       [--out-dir DIR] [--set KEY=VALUE ...] [--ref-binary OTHER_ATTNSCAN] [--ref-set KEY=VALUE ...] [-n 1]

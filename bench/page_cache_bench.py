@@ -7,11 +7,11 @@ Writes --mb MiB into a new file in DIR as `attnscan run` writes uncompressed att
 pair (--chunk-kb: 800 KiB is one all-mpnet-base-v2 pair of 53 tokens in fp16), an fdatasync per block
 (--block-mb), in three modes, alternating, -n times each:
 
-  keep    the written pages stay in the page cache (what attnscan did before 2026-12-06, sixth session)
+  keep    the written pages stay in the page cache (the kernel's default for buffered writes)
   drop    after each block's fdatasync, posix_fadvise(POSIX_FADV_DONTNEED) on the block's range (what
           OutputSession::commit does now)
   direct  O_DIRECT writes from page-aligned memory, past the page cache (measured in a run and left out:
-          docs/performance.md, the section of 2026-12-06, ninth session); skipped where the file system
+          docs/performance.md, "Measured and not done"); skipped where the file system
           refuses O_DIRECT
 
 and prints the kernel CPU (ru_stime) and wall per GiB written, keep / drop and drop / direct. Every file
