@@ -96,6 +96,7 @@ HeadSimilarity head_similarity(const ResultFile& file) {
   for (int64_t l : p.layers)
     for (int64_t h : p.heads) s.layers.push_back(l), s.heads.push_back(h);
   const std::size_t k = s.size();
+  if (file.examples() == 0) throw Error(file.path().string() + ": holds no examples; head similarity needs some with attention");
   if (file.examples_with_attention() == 0)
     throw Error(file.path().string() + ": no example has stored attention (output.attention_every: 0); head similarity "
                                        "needs attention: rerun with output.attention_every >= 1");

@@ -20,6 +20,14 @@ class DatasetError : public Error {
   using Error::Error;
 };
 
+// A bad row under dataset.on_bad_row: error. `skippable`: that setting's `skip` would have passed it over
+// (a label that is no class of the model's head is found later, and no setting skips it).
+class BadRowError : public DatasetError {
+ public:
+  BadRowError(const std::string& what, bool skippable) : DatasetError(what), skippable(skippable) {}
+  bool skippable;
+};
+
 enum class DatasetFormat { Delimited, Jsonl, Parallel, Conllu };
 enum class Quoting { None, Rfc4180 };
 enum class BadRowPolicy { Error, Skip };

@@ -28,7 +28,7 @@ bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\v\f") == 
 
 bool PairReader::reject(const std::filesystem::path& file, uint64_t line, const std::string& reason) {
   RejectedRow row{file, line, reason};
-  if (policy_ == BadRowPolicy::Error) throw DatasetError(row.message());
+  if (policy_ == BadRowPolicy::Error) throw BadRowError(row.message(), true);
   ++skipped_;
   if (reject_) reject_(row);
   return false;

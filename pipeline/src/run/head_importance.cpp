@@ -40,12 +40,15 @@ std::vector<int64_t> mlm_masked_positions(const Encoding& e, int64_t every) {
 int64_t record_class(const ImportanceSettings& s, const PairRecord& r) {
   const std::string where = s.label_file + ":" + std::to_string(r.source_row) + ": ";
   if (!r.label)
-    throw Error(where + "no label (importance.gradient classification needs each sampled row's class in dataset.label)");
+    throw BadRowError(where + "no label (importance.gradient classification needs each sampled row's class in dataset.label)",
+                      false);
   if (auto c = class_index(*s.head, *r.label)) return *c;
   std::string names;
   for (const auto& [name, id] : s.head->label2id) names += (names.empty() ? "" : ", ") + name;
-  throw Error(where + "label '" + *r.label + "' is no class of the " + s.head->description + ": expected 0.." +
-              std::to_string(s.head->outputs - 1) + (names.empty() ? "" : " or one of config.json's label2id: " + names));
+  throw BadRowError(where + "label '" + *r.label + "' is no class of the " + s.head->description + ": expected 0.." +
+                        std::to_string(s.head->outputs - 1) +
+                        (names.empty() ? "" : " or one of config.json's label2id: " + names),
+                    false);
 }
 
 ImportanceRequest importance_request(const ImportanceSettings& s, const std::vector<const Encoding*>& rows,

@@ -161,6 +161,39 @@ PipelineSettings pipeline_settings(const RunRequest& req, const LayoutParams& la
   return ps;
 }
 
+bool holds_pairs(const DatasetSpec& d) {
+  if (d.format == DatasetFormat::Parallel) return !d.s2.empty();
+  if (d.format == DatasetFormat::Conllu) return d.pairing == ConlluPairing::Consecutive;
+  return d.sentence_b.set();
+}
+
+// engine.max_length against what the model takes and what the template's specials leave: refused at
+// the start instead of at the first long pair's forward, or of storing every pair as its specials alone.
+void check_max_length(const RunConfig& cfg, const BertConfig& model, const Tokenizer& tokenizer) {
+  if (cfg.max_length == 0) return;  // the model's maximum
+  const auto most = static_cast<std::size_t>(model.max_tokens());
+  if (cfg.max_length > most)
+    throw ConfigError("engine.max_length " + std::to_string(cfg.max_length) + " exceeds the model's maximum of " +
+                      std::to_string(most) + " tokens (its max_position_embeddings): set at most " + std::to_string(most) +
+                      ", or 0 for the maximum");
+  const bool pairs = holds_pairs(cfg.dataset);
+  const std::size_t specials = tokenizer.pair_template().added(pairs), least = specials + (pairs ? 2 : 1);
+  if (cfg.max_length < least)
+    throw ConfigError("engine.max_length " + std::to_string(cfg.max_length) + " leaves no room for text: the " +
+                      std::to_string(specials) + " special tokens of " + (pairs ? "a pair" : "a sentence") +
+                      " take it all. Set at least " + std::to_string(least) +
+                      (pairs ? " (one token of each sentence)" : " (one token of the sentence)") + ", or 0 for the model's maximum");
+}
+
+// The dataset's sha256 is part of what a resume must match, and so is dataset.on_bad_row: neither a
+// fixed row nor skipping it can reuse the committed blocks.
+std::string bad_row_next_step(const BadRowError& e) {
+  return std::string("A resume needs the same dataset and settings, so the committed blocks cannot be reused: fix the "
+                     "row and rerun with --overwrite (it starts over)") +
+         (e.skippable ? ", or rerun with --overwrite --set dataset.on_bad_row=skip to skip and count such rows" : "") +
+         ".";
+}
+
 }  // namespace
 
 int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& log) {
@@ -172,6 +205,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   const LoadedModel model = load_model(model_dir);
   const auto tokenizer = load_tokenizer(model_dir, model.config, cfg.tokenizer_file);
+  check_max_length(cfg, model.config, tokenizer);
   RootInfo root = describe_run(req, model_dir, model);
   root.identity.config_identity += "model family: " + describe(model.config) + "\n";
   root.identity.config_identity += "tokenizer file: " + tokenizer.source() + "\n";
@@ -265,6 +299,8 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   } catch (const DetectorsStopped& e) {  // a stop request ended a running detector: an interruption
     log << e.what() << "\n";
     result.reached_end = false;
+  } catch (const BadRowError& e) {
+    throw Error(std::string(e.what()) + "\n" + output.failure_note(bad_row_next_step(e)));
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + "\n" + output.failure_note());
   } catch (const std::exception& e) {  // an allocation that failed (std::bad_alloc, LibTorch's allocator)
@@ -279,6 +315,10 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     return kRunInterrupted;
   }
 
+  if (result.rows_total == 0) {  // an output of nothing would read as a finished run
+    const fs::path data = cfg.dataset.format == DatasetFormat::Parallel ? cfg.dataset.s1 : cfg.dataset.path;
+    throw Error(data.string() + ": no rows to read (the file is empty, or holds only its header)\n" + output.failure_note());
+  }
   const auto t_finish = std::chrono::steady_clock::now();
   const FinishedOutput done = output.finish(result.rows_total, log);
   const auto now = std::chrono::steady_clock::now();

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "store/crc32c.hpp"
+#include "store/source_identity.hpp"
 
 namespace attnscan {
 
@@ -136,6 +137,13 @@ AttentionChecks::AttentionChecks(const h5::File& f) {
     present_ = true;
     folder_ = f.path().parent_path();
     files_ = f.attr_strings("/attention", "source_files");
+    merged_ = f.path();
+    if (f.has_attr("/attention", kSourceIdentitiesAttr)) {  // merges that recorded them: every one since they exist
+      identities_ = f.attr_strings("/attention", kSourceIdentitiesAttr);
+      if (identities_.size() != files_.size())
+        throw Error(f.path().string() + " is damaged: /attention holds " + std::to_string(identities_.size()) + " " +
+                    kSourceIdentitiesAttr + " for " + std::to_string(files_.size()) + " source_files");
+    }
     const std::size_t n = f.length(kAttentionSourceCount);
     const auto begin = f.read<uint64_t>(kAttentionSourceBegin, 0, n), count = f.read<uint64_t>(kAttentionSourceCount, 0, n),
                file = f.read<uint64_t>(kAttentionSourceFile, 0, n), offset = f.read<uint64_t>(kAttentionSourceOffset, 0, n);
@@ -195,7 +203,24 @@ const AttentionChecks::Source& AttentionChecks::source(std::size_t file) const {
     if (!std::filesystem::exists(path))
       throw Error("attention values are in " + path.string() + ", which is missing (a virtual merge reads its shards " +
                   "where they were, relative to the merged file: move them together)");
-    sources_[file] = std::make_unique<Source>(path);
+    const std::string again = "merge again from the shards as they are now (`attnscan merge --virtual`, or a plain "
+                              "`attnscan merge` to copy the attention into " + merged_.string() + ")";
+    std::unique_ptr<Source> opened;
+    std::string now;
+    try {
+      opened = std::make_unique<Source>(path);
+      if (!identities_.empty()) now = source_identity(opened->file);
+    } catch (const Error& e) {
+      throw Error("attention values are in " + path.string() + ", which cannot be read: " + e.what() +
+                  ". Restore it, or rerun that shard and " + again);
+    }
+    if (!identities_.empty()) {
+      const std::string diff = source_identity_difference(identities_[file], now);
+      if (!diff.empty())
+        throw Error("attention values are in " + path.string() + ", which is not the shard merged into " + merged_.string() +
+                    ": " + diff + ". It was rerun, replaced or changed after the merge: " + again);
+    }
+    sources_[file] = std::move(opened);
   }
   return *sources_[file];
 }

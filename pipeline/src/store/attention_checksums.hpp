@@ -94,6 +94,8 @@ class AttentionChecks {
   std::filesystem::path folder_;
   std::vector<Piece> pieces_;  // virtual attention, by begin
   std::vector<std::string> files_;
+  std::vector<std::string> identities_;  // per file, as the merge recorded them (store/source_identity.hpp)
+  std::filesystem::path merged_;         // the file that maps them
   mutable std::vector<std::unique_ptr<Source>> sources_;
   mutable std::mutex sources_mutex_;
   bool present_ = false;

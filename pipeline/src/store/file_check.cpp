@@ -65,10 +65,15 @@ std::string range(uint64_t a, uint64_t b) { return std::to_string(a) + ".." + st
 
 }  // namespace
 
-RowSumRange row_sum_range(const std::string& dtype) {
-  if (dtype == "uint8") return {0.965, 1.024};  // each of n values rounded to 1/255
-  if (dtype == "float16") return {1 - 5e-3, 1 + 5e-3};
-  return {1 - 1e-3, 1 + 1e-3};
+RowSumRange row_sum_range(const std::string& dtype, uint64_t n) {
+  // Each of the n stored values is off by at most half a step of its dtype: 0.5/255 for uint8; for
+  // float16 2^-11 of itself (2^-11 of the row in all) plus 2^-25 where it is subnormal. Below that, the
+  // float32 softmax's own rounding (2^-24 a value, and the float32 sum) and a fixed margin.
+  const double dn = static_cast<double>(n), f32 = 1e-3 + dn * std::ldexp(1.0, -23);
+  double width = f32;
+  if (dtype == "uint8") width += dn * 0.5 / 255.0;
+  if (dtype == "float16") width += 4e-3 + std::ldexp(1.0, -11) + dn * std::ldexp(1.0, -25);
+  return {1 - width, 1 + width};
 }
 
 namespace {
@@ -229,12 +234,12 @@ bool check_attention_bytes(const Checked& c, const AttentionChecks& checks) {
 
 // Every stored attention row sums to 1 within what the dtype's rounding allows.
 void check_row_sums(const Checked& c, const Columns& cols) {
-  const RowSumRange limits = row_sum_range(dtype_name(c.params.dtype));
   const uint64_t per_token2 = values_per_token_pair(c.params);
   Findings bad(c.report, "examples with attention rows not summing to 1");
   for (std::size_t i = 0; i < c.report.examples; ++i) {
     if (cols.attention_offset[i] < 0 || cols.n_tokens[i] < 0) continue;
     const auto n = static_cast<uint64_t>(cols.n_tokens[i]), o = static_cast<uint64_t>(cols.attention_offset[i]);
+    const RowSumRange limits = row_sum_range(dtype_name(c.params.dtype), n);
     std::vector<float> v;
     try {
       v = c.reader.attention_floats(o, o + per_token2 * n * n);
@@ -256,8 +261,8 @@ void check_row_sums(const Checked& c, const Columns& cols) {
     if (wrong > 0)
       bad.add(c.where() + ": example " + std::to_string(i) + ": " + std::to_string(wrong) + " of " +
               std::to_string(per_token2 * n) + " attention rows do not sum to 1 (e.g. " + std::to_string(worst) + "; " +
-              dtype_name(c.params.dtype) + " allows " + std::to_string(limits.low) + ".." + std::to_string(limits.high) +
-              ")");
+              dtype_name(c.params.dtype) + " rows of " + std::to_string(n) + " values allow " + std::to_string(limits.low) +
+              ".." + std::to_string(limits.high) + ")");
   }
 }
 

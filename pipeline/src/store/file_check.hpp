@@ -27,10 +27,11 @@ struct CheckReport {
 
 CheckReport check_layout_file(const std::filesystem::path& path, const CheckOptions& options = {});
 
-// The range a dtype's attention rows may sum to: rounding of float32, float16 and uint8 values.
+// The range an attention row of n values stored in a dtype may sum to: the rounding of n float32,
+// float16 or uint8 values (it widens with n).
 struct RowSumRange {
   double low, high;
 };
-RowSumRange row_sum_range(const std::string& dtype);
+RowSumRange row_sum_range(const std::string& dtype, uint64_t n);
 
 }  // namespace attnscan

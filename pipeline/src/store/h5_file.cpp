@@ -136,8 +136,11 @@ static std::string unopenable_reason(const std::filesystem::path& path) {
   char head[8] = {};
   in.read(head, sizeof head);
   static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  const std::string why = hdf5_reason();
+  if (why.find("unable to lock file") != std::string::npos)
+    return "the file is locked: another process has it open for writing (" + why + "); wait for it to finish";
   if (in.gcount() == 8 && std::memcmp(head, kSignature, 8) == 0)
-    return "the file is damaged: its HDF5 structure cannot be read (" + hdf5_reason() + ")";
+    return "the file is damaged: its HDF5 structure cannot be read (" + why + ")";
   return "not an HDF5 file, or damaged: its HDF5 signature is missing";
 }
 

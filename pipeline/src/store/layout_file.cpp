@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "store/half_float.hpp"
+#include "store/source_identity.hpp"
 
 namespace attnscan {
 
@@ -117,22 +118,39 @@ LayoutWriter LayoutWriter::reopen(const std::filesystem::path& path, const Layou
 LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values,
                            bool external_attention)
     : file_(h5::File::create(path)), params_(params) {
+  create_datasets(attention_values, external_attention, nullptr, 0);
+}
+
+LayoutWriter LayoutWriter::for_block(const std::filesystem::path& path, const LayoutParams& params, const LayoutChunk& block,
+                                     uint64_t attention_values) {
+  LayoutWriter w(h5::File::create(path), params);
+  w.create_datasets(-1, false, &block, attention_values);
+  return w;
+}
+
+void LayoutWriter::create_datasets(int64_t attention_values, bool external_attention, const LayoutChunk* fit_to,
+                                   uint64_t fit_attention) {
   auto& f = file_;
-  LayoutChunk none;
-  for_each_column(none, [&](const char* name, const auto& column, std::size_t chunk) {
-    f.create_dataset(name, column_type<typename std::decay_t<decltype(column)>::value_type>(), chunk);
+  const LayoutParams& params = params_;
+  // HDF5 allocates whole chunks: a block part's are cut to its own rows.
+  auto fit = [&](std::size_t chunk, std::size_t rows) { return fit_to ? std::clamp<std::size_t>(rows, 1, chunk) : chunk; };
+  const LayoutChunk none;
+  const LayoutChunk& rows = fit_to ? *fit_to : none;
+  for_each_column(rows, [&](const char* name, const auto& column, std::size_t chunk) {
+    f.create_dataset(name, column_type<typename std::decay_t<decltype(column)>::value_type>(), fit(chunk, column.size()));
   });
+  const std::size_t examples = rows.examples.size(), tokens = rows.tokens.size();
   if (attention_values >= 0 && params.compression == Compression::None)
     f.create_fixed_dataset("attention/values", attention_type(params.dtype), static_cast<std::size_t>(attention_values),
                            external_attention);
   else
-    f.create_dataset("attention/values", attention_type(params.dtype), kAttentionChunk, params.compression);
+    f.create_dataset("attention/values", attention_type(params.dtype), fit(kAttentionChunk, fit_attention), params.compression);
   describe_attention();
   std::vector<std::string> keys;
   for (const auto& so : params.scores) {
     const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
-    f.create_rows_dataset(score_values(so.key()), lh, 256);
-    f.create_rows_dataset(score_baseline(so.key()), {static_cast<uint64_t>(params.model_layers)}, 1024);
+    f.create_rows_dataset(score_values(so.key()), lh, fit(256, examples));
+    f.create_rows_dataset(score_baseline(so.key()), {static_cast<uint64_t>(params.model_layers)}, fit(1024, examples));
     f.set_attr("/scores/" + so.detector, "name", so.detector);
     f.set_attr("/scores/" + so.detector, "version", so.version);
     f.set_attr("/scores/" + so.detector, "description", so.description);
@@ -144,19 +162,20 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
   if (!keys.empty()) f.set_attr("/scores", "outputs", keys);
   const std::vector<uint64_t> lh = {static_cast<uint64_t>(params.model_layers), static_cast<uint64_t>(params.model_heads)};
   if (params.value_norms) {
-    f.create_rows_dataset(kValueNorms, lh, 4096);
+    f.create_rows_dataset(kValueNorms, lh, fit(4096, tokens));
     f.set_attr(std::string("/") + kValueNorms, "layout", std::string("[token][layer][head]: ||f_h(x_j)|| (Kobayashi et al. 2020), rows as tokens/*"));
   }
   for (const auto& name : params.layer_maps) {
     const LayerMapDataset& m = *find_layer_map(name);
-    f.create_rows_dataset(m.dataset, {}, kAttentionChunk);
+    const auto held = rows.layer_maps.find(name);
+    f.create_rows_dataset(m.dataset, {}, fit(kAttentionChunk, held == rows.layer_maps.end() ? 0 : held->second.size()));
     f.set_attr(std::string("/") + m.dataset, "layout",
                std::string(m.what) + ", example i: values[o:o + L*n*n].reshape(L, n, n) ([layer][receiving token][token]), "
                "o = L * sum(n_tokens[:i]**2) (every example)");
   }
   if (params.trees) {
-    f.create_dataset(kDepHead, H5T_STD_I32LE, kTokenChunk);
-    f.create_dataset(kDepRelation, h5::utf8_string_type(), kTokenChunk);
+    f.create_dataset(kDepHead, H5T_STD_I32LE, fit(kTokenChunk, tokens));
+    f.create_dataset(kDepRelation, h5::utf8_string_type(), fit(kTokenChunk, tokens));
     f.set_attr(std::string("/") + kDepHead, "layout",
                std::string("rows as tokens/*: word_index of the head of the token's word in its sentence; -1 root, -2 template specials"));
     f.set_attr(std::string("/") + kDepRelation, "layout",
@@ -175,13 +194,17 @@ void LayoutWriter::finish_virtual_attention() {
   auto& f = file_;
   const std::filesystem::path folder = std::filesystem::absolute(f.path()).parent_path().lexically_normal();
   std::vector<std::string> files;  // relative to this file's folder, so the folder can move
+  std::vector<std::string> identities;  // of each file as merged, checked by every reader that opens it
   std::vector<uint64_t> begin, count, file_index, source_begin;
   std::vector<h5::File::VirtualPiece> mapping;
   uint64_t at = 0;
   for (const auto& p : pieces_) {
     const std::string relative = std::filesystem::absolute(p.file).lexically_normal().lexically_proximate(folder).string();
     auto it = std::find(files.begin(), files.end(), relative);
-    if (it == files.end()) it = files.insert(files.end(), relative);
+    if (it == files.end()) {
+      it = files.insert(files.end(), relative);
+      identities.push_back(source_identity(h5::File::open_read(p.file)));
+    }
     begin.push_back(at);
     count.push_back(p.count);
     file_index.push_back(static_cast<uint64_t>(it - files.begin()));
@@ -199,10 +222,12 @@ void LayoutWriter::finish_virtual_attention() {
   f.append(kAttentionSourceFile, file_index);
   f.append(kAttentionSourceOffset, source_begin);
   f.set_attr("/attention", "source_files", files);
+  f.set_attr("/attention", kSourceIdentitiesAttr, identities);
   f.set_attr("/attention", "sources",
              std::string("attention/values is virtual: values [source_begin[k], + source_count[k]) are values "
                          "[source_offset[k], ...) of attention/values in source_files[source_file[k]] (relative to this "
-                         "file's folder), checked against that file's own checksums"));
+                         "file's folder), checked against that file's own checksums; each source file is refused unless it still matches "
+                         "its line in source_identities (shard, model, dataset, configuration, numerics, attention)"));
   describe_attention();
 }
 

@@ -75,6 +75,10 @@ class LayoutWriter {
   // chunks then carry metadata only, with absolute attention offsets.
   LayoutWriter(const std::filesystem::path& path, const LayoutParams& params, int64_t attention_values = -1,
                bool external_attention = false);
+  // A block part that will hold `block` (and `attention_values` appended values): each dataset chunked
+  // to fit its rows, so a small block costs about what it holds on disk.
+  static LayoutWriter for_block(const std::filesystem::path& path, const LayoutParams& params, const LayoutChunk& block,
+                                uint64_t attention_values);
   // Reopens such a file to append its metadata; metadata already there (every column, every score
   // row, the attention checksums) is discarded first.
   static LayoutWriter reopen(const std::filesystem::path& path, const LayoutParams& params);
@@ -96,6 +100,7 @@ class LayoutWriter {
 
  private:
   LayoutWriter(h5::File file, const LayoutParams& params) : file_(std::move(file)), params_(params) {}
+  void create_datasets(int64_t attention_values, bool external_attention, const LayoutChunk* fit_to, uint64_t fit_attention);
   void describe_attention();  // the attributes of /attention and attention/values
   h5::File file_;
   LayoutParams params_;

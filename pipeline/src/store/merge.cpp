@@ -24,6 +24,9 @@ void merge_shards(const fs::path& out, const std::vector<fs::path>& shards, bool
   std::vector<RootInfo> roots;
   std::map<int64_t, fs::path> by_index;
   for (const auto& s : shards) {
+    if (const std::string h = OutputLock::holder(s); !h.empty())
+      throw Error(s.string() + " is locked: another attnscan process is writing it (" + h +
+                  "); wait for it to finish, then merge");
     if (!fs::exists(s)) {
       if (fs::exists(s.string() + ".parts"))
         throw Error(s.string() + ": shard not finished (only " + s.string() + ".parts exists); rerun that shard first");

@@ -19,6 +19,19 @@ namespace fs = std::filesystem;
 
 fs::path OutputLock::path_for(const fs::path& output) { return fs::path(output.string() + ".lock"); }
 
+std::string OutputLock::holder(const fs::path& output) {
+  const fs::path path = path_for(output);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (!held) return "";
+  std::ifstream in(path);
+  std::string h;
+  std::getline(in, h);
+  return h.empty() ? "starting up" : h;
+}
+
 OutputLock::OutputLock(const fs::path& output, const std::string& what) : path_(path_for(output)) {
   if (output.has_parent_path()) fs::create_directories(output.parent_path());
   for (;;) {

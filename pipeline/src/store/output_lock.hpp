@@ -3,6 +3,7 @@
 // OUT.h5.tmp and OUT.h5.parts. The kernel releases it when the holder exits in any way (SIGKILL
 // included), so a stale lock file never blocks a rerun.
 #include <filesystem>
+#include <string>
 
 namespace attnscan {
 
@@ -14,6 +15,9 @@ class OutputLock {
   OutputLock& operator=(const OutputLock&) = delete;
   ~OutputLock();
   static std::filesystem::path path_for(const std::filesystem::path& output);
+  // Who holds the lock of `output` ("pid 12 on host h, attnscan run, since ..."), or "" when nobody does;
+  // creates nothing (a reader's folder may be read-only).
+  static std::string holder(const std::filesystem::path& output);
 
  private:
   std::filesystem::path path_;

@@ -1,6 +1,7 @@
 #include "store/output_session.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,6 +72,7 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
     remove_interrupted_commits(parts());
     committed_ = committed_blocks(parts());
     keep_verified_blocks(log);
+    for (uint64_t b : committed_) parts_bytes_ += fs::file_size(parts() / block_name(b));
     log << "resuming: " << committed_.size() << " block(s) already committed in " << parts().string() << "\n";
   } else {
     fs::create_directories(parts());
@@ -82,6 +84,9 @@ bool OutputSession::begin(const RootInfo& root, const LayoutParams& layout, bool
 
 void OutputSession::redo(uint64_t block, const std::string& why, std::ostream& log) {
   log << "note: " << (parts() / block_name(block)).string() << ": " << why << "; redoing block " << block << "\n";
+  std::error_code ec;
+  const uint64_t size = fs::file_size(parts() / block_name(block), ec);
+  if (!ec) parts_bytes_ -= std::min(parts_bytes_, size);
   fs::remove(parts() / block_name(block));
   committed_.erase(block);
 }
@@ -150,6 +155,25 @@ void OutputSession::check_free_space(uint64_t bytes) const {
               human_bytes(space.available) +
               " free. Free space, or store less: output.attention_every, output.dtype: uint8, output.layers/heads, "
               "output.compression: lz4");
+}
+
+void OutputSession::check_room_to_finish() const {
+  // The attention of blocks still to come (OUT.h5.tmp's place for it is not written yet, so not yet on
+  // disk), and unless the blocks go into OUT.h5.tmp as they commit, the copy of every part.
+  uint64_t attention = 0;
+  if (direct_)
+    for (auto it = plan_.block_start.begin(); it != plan_.block_start.end(); ++it) {
+      const auto next = std::next(it);
+      if (!committed_.count(it->first)) attention += (next == plan_.block_start.end() ? plan_.total_values : next->second) - it->second;
+    }
+  const uint64_t copy = assembled_ ? 0 : parts_bytes_, need = copy + attention * attention_value_size(layout_.dtype);
+  std::error_code ec;
+  const auto space = fs::space(fs::absolute(out_).parent_path(), ec);
+  if (ec || need <= space.available) return;
+  throw Error(out_.string() + ": the disk has " + human_bytes(space.available) + " free, and the rest of this run needs " +
+              human_bytes(need) + " (the attention of the blocks still to come, " + human_bytes(need - copy) +
+              ", and the copy of the " + std::to_string(committed_.size()) + " block part(s) in " + parts().string() +
+              " into the final file, " + human_bytes(copy) + "). Free space, then rerun the same command: it resumes");
 }
 
 void OutputSession::plan_attention(AttentionPlan plan, std::ostream& log) {
@@ -265,8 +289,10 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
   const bool assemble = assembled_ && block == next_block_;
   if (!assemble) assembled_.reset();
   const fs::path final_path = parts() / block_name(block), part_tmp = fs::path(final_path.string() + ".tmp");
-  {
-    LayoutWriter w(part_tmp, layout_);
+  struct stat spilled {};
+  if (spill && ::fstat(spill.get(), &spilled) != 0) throw Error(spill_path(block).string() + ": cannot stat");
+  try {
+    LayoutWriter w = LayoutWriter::for_block(part_tmp, layout_, chunk, static_cast<uint64_t>(spilled.st_size) / vs);
     w.skip_attention_checksums();  // its attention reaches the final file's checksums through assembled_ or copy_blocks
     w.append(chunk);
     if (assemble) assembled_->append(chunk);
@@ -295,9 +321,15 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
       f.set_attr("/", kAttentionCrc, static_cast<int64_t>(crc));
     }
     f.flush();
+  } catch (...) {  // a full disk, say: no half-written part is left to take its space
+    std::error_code ec;
+    fs::remove(part_tmp, ec);
+    throw;
   }
   durable_rename(part_tmp, final_path);
   committed_.insert(block);
+  parts_bytes_ += fs::file_size(final_path);
+  check_room_to_finish();
   if (assemble) next_block_ += static_cast<uint64_t>(root_.shard_count);
 }
 
@@ -357,7 +389,7 @@ FinishedOutput OutputSession::finish(uint64_t rows_total, std::ostream& log) {
   return done;
 }
 
-std::string OutputSession::failure_note() {
+std::string OutputSession::failure_note(const std::string& next_step) {
   drop_in_flight();
   assembled_.reset();
   std::error_code ec;
@@ -370,6 +402,7 @@ std::string OutputSession::failure_note() {
   }
   std::string kept = parts().string() + " (" + std::to_string(committed_.size()) + " committed block(s))";
   if (fs::exists(tmp())) kept += " and " + tmp().string();
+  if (!next_step.empty()) return "kept: " + kept + ". " + next_step;
   return "kept: " + kept + ". Fix the cause and rerun the same command: it resumes from the committed blocks " +
          "(--overwrite starts over).";
 }

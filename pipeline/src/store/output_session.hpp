@@ -66,9 +66,10 @@ class OutputSession {
 
   // Every block of the shard is committed: assembles OUT.h5, renames it into place, removes the parts.
   FinishedOutput finish(uint64_t rows_total, std::ostream& log);
-  // Appended to the message of a failure: what stays (committed blocks) and how to go on; when
-  // nothing was committed, removes the leftovers and says so.
-  std::string failure_note();
+  // Appended to the message of a failure: what stays (committed blocks) and how to go on (`next_step`,
+  // or else: rerun the same command, it resumes); when nothing was committed, removes the leftovers and
+  // says so.
+  std::string failure_note(const std::string& next_step = "");
 
   const std::filesystem::path& path() const { return out_; }
   std::filesystem::path parts() const;
@@ -77,6 +78,9 @@ class OutputSession {
   std::filesystem::path tmp() const { return out_.string() + ".tmp"; }
   std::filesystem::path spill_path(uint64_t block) const;
   void check_free_space(uint64_t bytes) const;
+  // Finishing copies every block part into OUT.h5.tmp while they stay: refuses to go on once the disk
+  // cannot hold that copy, keeping what is committed.
+  void check_room_to_finish() const;
   void redo(uint64_t block, const std::string& why, std::ostream& log);
   void keep_verified_blocks(std::ostream& log);       // block parts
   void keep_verified_attention(std::ostream& log);    // their attention in a kept OUT.h5.tmp
@@ -89,6 +93,7 @@ class OutputSession {
   RootInfo root_;
   LayoutParams layout_;
   std::set<uint64_t> committed_;
+  uint64_t parts_bytes_ = 0;  // on disk, of the committed block parts
   AttentionPlan plan_;
   bool direct_ = false;        // attention written raw into OUT.h5.tmp
   uint64_t attention_at_ = 0;  // byte offset of attention/values in OUT.h5.tmp
