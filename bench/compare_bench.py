@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""attnscan against the pipeline a researcher would write instead (issue 16), on the same pairs.
+"""attnscan against the pipeline a researcher would write instead, on the same pairs.
 
   /usr/bin/python3 bench/compare_bench.py [--model DIR] [--dataset FILE] [--header|--no-header]
       [--col-a 1] [--col-b 2] [--rows 1500] [-n 3] [--out-dir DIR] [--build build]
-      [--ref-binary OTHER_ATTNSCAN] [--no-baseline] [--bf16]
+      [--ref-binary OTHER_ATTNSCAN] [--no-baseline] [--peer current|reference|both] [--bf16]
 
 Each repetition runs, one after the other (alternating, so that drift of a shared machine hits all):
   attnscan       `attnscan run`, all seven detectors, fp16 attention of every pair stored uncompressed
-  baseline       bench/hf_baseline.py in the reference venv: HF AutoModel, eager attention, batches of
-                 32, attention cropped to each pair and written with h5py as fp16, four seed metrics
+  baseline       bench/hf_baseline.py in the current peer's venv (scripts/make_peer_venv.sh: the current
+                 PyPI torch + transformers): HF AutoModel in fp32, eager attention, output_attentions,
+                 batches of 32, attention cropped to each pair and written with h5py as fp16, four seed
+                 metrics
+  baseline-4.40  with --peer reference or both: the same script in the reference venv (transformers
+                 4.40.2 on Debian's torch 1.13, scripts/setup.sh test)
   scores-only    `attnscan run` as above with `--set output.attention_every=0`
   ref, ref-scores  the same two runs with --ref-binary (e.g. main's attnscan), when given
   bf16           with --bf16: the attnscan run with `--set engine.precision=bf16` (CPUs with native bf16;
@@ -23,7 +27,7 @@ FLOPs are counted from the model's config.json and the stored examples/n_tokens 
 padding), as BertEncoder::flops counts them: per layer 2*T*(4H^2 + 2HI) + 4*sum(n^2)*H (QKV,
 attention output, FFN; QK^T and PV), T = sum(n). "model" counts every layer complete; "executed"
 counts what attnscan runs without hidden states: the last layer stops at its attention
-probabilities (QKV and QK^T only), as the encoder does since issue 16.
+probabilities (QKV and QK^T only), as the encoder does.
 """
 import argparse
 import json
@@ -41,7 +45,9 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 CACHE = os.environ.get("ATTNSCAN_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan")
-VENV_PYTHON = os.path.join(CACHE, "tools-venv", "bin", "python")  # scripts/setup.sh makes it
+PEER_VENVS = {"current": os.path.join(CACHE, "peer-venv"),      # scripts/make_peer_venv.sh makes it
+              "reference": os.path.join(CACHE, "tools-venv")}   # scripts/setup.sh test makes it
+BASELINE_RUN = {"current": "baseline", "reference": "baseline-4.40"}
 DETECTORS = ["next_token", "prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings",
              "delimiter", "entropy"]
 
@@ -125,10 +131,23 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ref-binary", default=None, help="another attnscan to run alternately (e.g. main's)")
     ap.add_argument("--no-baseline", action="store_true", help="skip the HF baseline")
+    ap.add_argument("--peer", choices=("current", "reference", "both"), default="current",
+                    help="the HF baseline's venv: current (peer-venv, the default), reference (tools-venv, "
+                         "transformers 4.40.2 on torch 1.13) or both, side by side")
     ap.add_argument("--bf16", action="store_true", help="also run attnscan with engine.precision=bf16")
-    ap.add_argument("--venv-python", default=VENV_PYTHON)
     a = ap.parse_args()
     require_built(a.build, "pipeline/attnscan", "bench/forward_bench")
+    peers = [] if a.no_baseline else (["current", "reference"] if a.peer == "both" else [a.peer])
+    versions = {}
+    for peer in peers:
+        python = os.path.join(PEER_VENVS[peer], "bin", "python")
+        got = subprocess.run([python, "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)"],
+                             capture_output=True, text=True) if os.access(python, os.X_OK) else None
+        if got is None or got.returncode != 0:
+            make = "scripts/make_peer_venv.sh" if peer == "current" else "scripts/setup.sh test"
+            sys.exit(f"{sys.argv[0]}: the {peer} peer's venv {PEER_VENVS[peer]} has no torch + transformers: "
+                     f"make it with {make} (or pass --no-baseline)")
+        versions[peer] = "torch {}, transformers {}".format(*got.stdout.split())
     binary = os.path.join(a.build, "pipeline", "attnscan")
     model, dataset = os.path.abspath(a.model), os.path.abspath(a.dataset)
     out_dir = a.out_dir or tempfile.mkdtemp(prefix="compare_bench_")
@@ -136,6 +155,8 @@ def main():
 
     print(subprocess.run([binary, "info"], capture_output=True, text=True, check=True).stdout.strip())
     print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {loadavg()}")
+    for peer in peers:
+        print(f"{BASELINE_RUN[peer]}: HF eager attention in {PEER_VENVS[peer]} ({versions[peer]})")
     peak0, line0 = gemm_peak(a.build)
     print(line0)
 
@@ -151,10 +172,12 @@ def main():
 
     h5 = lambda name: os.path.join(out_dir, name + ".h5")
     runs = {"attnscan": lambda: attnscan_run(binary, h5("attnscan"), False)}
-    if not a.no_baseline:
-        runs["baseline"] = lambda: [a.venv_python, os.path.join(ROOT, "bench", "hf_baseline.py"), "--model", model,
-                                    "--dataset", dataset, "--col-a", str(a.col_a), "--col-b", str(a.col_b),
-                                    "--rows", str(a.rows), "--out", h5("baseline")] + (["--header"] if a.header else [])
+    for peer in peers:
+        name = BASELINE_RUN[peer]
+        runs[name] = lambda peer=peer, name=name: (
+            [os.path.join(PEER_VENVS[peer], "bin", "python"), os.path.join(ROOT, "bench", "hf_baseline.py"),
+             "--peer", peer, "--model", model, "--dataset", dataset, "--col-a", str(a.col_a), "--col-b", str(a.col_b),
+             "--rows", str(a.rows), "--out", h5(name)] + (["--header"] if a.header else []))
     runs["scores-only"] = lambda: attnscan_run(binary, h5("scores-only"), True)
     if a.ref_binary:
         runs["ref"] = lambda: attnscan_run(os.path.abspath(a.ref_binary), h5("ref"), False)
@@ -174,7 +197,7 @@ def main():
                   f"  (load average before: {load})", flush=True)
             if rep == 0:
                 tokens[name] = n_tokens_of(h5(name))
-            if name in ("attnscan", "baseline", "ref", "bf16"):  # the big files: keep the disk free
+            if name in ("attnscan", "ref", "bf16") or name.startswith("baseline"):  # the big files: keep the disk free
                 os.remove(h5(name))
     peak1, line1 = gemm_peak(a.build)
     print(line1 + f"  (after; load average {loadavg()})")
@@ -192,20 +215,23 @@ def main():
     med = {k: tuple(statistics.median(r[i] for r in v) for i in range(3)) for k, v in results.items()}
     base = med["attnscan"]
     print(f"\nmedians over {a.n} run(s):")
-    print(f"{'run':<12} {'wall s':>8} {'cpu s':>8} {'RSS MiB':>8} {'pairs/s':>8} {'wall/attnscan':>14} "
+    print(f"{'run':<13} {'wall s':>8} {'cpu s':>8} {'RSS MiB':>8} {'pairs/s':>8} {'wall/attnscan':>14} "
           f"{'cpu/attnscan':>13} {'model %peak':>12} {'exec %peak':>11}")
     for k, (wall, cpu, rss) in med.items():
         flop_cols = ""
-        if k != "baseline":
+        if not k.startswith("baseline"):
             flop_cols = f"{100 * full / wall / 1e9 / peak:11.1f}% {100 * executed / wall / 1e9 / peak:10.1f}%"
             if k.startswith("ref"):  # the reference binary may run every layer complete
                 flop_cols = f"{100 * full / wall / 1e9 / peak:11.1f}% {'':>11}"
-        print(f"{k:<12} {wall:8.2f} {cpu:8.2f} {rss / 1024:8.0f} {len(n) / wall:8.1f} {wall / base[0]:14.2f} "
+        print(f"{k:<13} {wall:8.2f} {cpu:8.2f} {rss / 1024:8.0f} {len(n) / wall:8.1f} {wall / base[0]:14.2f} "
               f"{cpu / base[1]:13.2f} {flop_cols}")
-    if "baseline" in med:
-        b = med["baseline"]
-        print(f"\nattnscan vs baseline: {b[0] / base[0]:.2f}x faster (wall), {b[1] / base[1]:.2f}x less CPU, "
-              f"peak RSS {base[2] / 1024:.0f} vs {b[2] / 1024:.0f} MiB")
+    print()
+    for peer in peers:
+        b = med[BASELINE_RUN[peer]]
+        print(f"attnscan vs {BASELINE_RUN[peer]} ({peer} peer: {versions[peer]}): {b[0] / base[0]:.2f}x faster (wall), "
+              f"{b[1] / base[1]:.2f}x less CPU, peak RSS {base[2] / 1024:.0f} vs {b[2] / 1024:.0f} MiB")
+        if "bf16" in med:
+            print(f"attnscan bf16 vs {BASELINE_RUN[peer]}: {b[0] / med['bf16'][0]:.2f}x faster (wall)")
     if not a.out_dir:
         shutil.rmtree(out_dir)
 

@@ -1,12 +1,21 @@
 #!/usr/bin/env python3
-"""The pipeline a researcher would write instead of attnscan (issue 16's baseline).
+"""The pipeline a researcher would write instead of attnscan: the Hugging Face baseline.
 
   hf_baseline.py --model DIR --dataset FILE [--header] [--col-a 1] [--col-b 2] [--rows N]
-                 [--batch-size 32] [--threads N] --out OUT.h5
+                 [--batch-size 32] [--threads N] [--peer current|reference] --out OUT.h5
 
-Runs in the reference venv (transformers + torch + h5py + numpy):
-  - Hugging Face AutoModel with eager attention (attn_implementation="eager"), batches of 32 pairs in
-    file order, each batch padded to its longest pair, torch.set_num_threads(<cores>);
+Runs in a venv with torch + transformers + h5py + numpy, chosen by --peer (the script re-executes itself
+with that venv's python when started with another one):
+  current    ${ATTNSCAN_CACHE:-~/.cache/attnscan}/peer-venv: the current PyPI torch and transformers,
+             pinned in scripts/make_peer_venv.sh, which makes it (the default: what a researcher
+             installs today)
+  reference  ${ATTNSCAN_CACHE:-~/.cache/attnscan}/tools-venv: transformers 4.40.2 on Debian's torch 1.13,
+             the venv of the parity references (scripts/setup.sh test makes it)
+
+What it does:
+  - Hugging Face AutoModel in fp32 with eager attention (attn_implementation="eager"), batches of 32
+    pairs in file order, each batch padded to its longest pair, torch.set_num_threads(<cores>),
+    output_attentions=True;
   - every pair's attention cropped to its real tokens ([L, H, n, n]) and written with h5py as fp16,
     one dataset per example (attention/<i>), plus examples/n_tokens;
   - four seed metrics in numpy from the fp32 attention, per layer x head averaged over examples:
@@ -23,10 +32,41 @@ import os
 import sys
 import time
 
-import h5py
-import numpy as np
-import torch
-from transformers import AutoModel, AutoTokenizer
+CACHE = os.environ.get("ATTNSCAN_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan")
+PEERS = {"current": os.path.join(CACHE, "peer-venv"), "reference": os.path.join(CACHE, "tools-venv")}
+MAKES = {"current": "scripts/make_peer_venv.sh", "reference": "scripts/setup.sh test"}
+
+
+def peer_python(peer):
+    """The python of the peer's venv; stops with one line naming the script that makes it when absent."""
+    python = os.path.join(PEERS[peer], "bin", "python")
+    if not os.access(python, os.X_OK):
+        sys.exit(f"hf_baseline: the {peer} peer's venv {PEERS[peer]} is absent: make it with {MAKES[peer]}")
+    return python
+
+
+def in_venv(venv):
+    return os.path.realpath(sys.prefix) == os.path.realpath(venv)
+
+
+if __name__ == "__main__":
+    _peer = "current"
+    for _i, _arg in enumerate(sys.argv):
+        if _arg == "--peer" and _i + 1 < len(sys.argv):
+            _peer = sys.argv[_i + 1]
+        elif _arg.startswith("--peer="):
+            _peer = _arg.split("=", 1)[1]
+    if _peer not in PEERS:
+        sys.exit(f"hf_baseline: --peer {_peer}: not one of {', '.join(sorted(PEERS))}")
+    if not in_venv(PEERS[_peer]):
+        _python = peer_python(_peer)
+        os.execv(_python, [_python, os.path.abspath(__file__)] + sys.argv[1:])
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from transformers import AutoModel, AutoTokenizer  # noqa: E402
 
 
 def read_pairs(path, header, col_a, col_b, rows):
@@ -54,6 +94,8 @@ def main():
     ap.add_argument("--rows", type=int, default=0, help="first N pairs (0 = all)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=0, help="0 = all cores")
+    ap.add_argument("--peer", choices=sorted(PEERS), default="current",
+                    help="current: peer-venv (current PyPI torch + transformers); reference: tools-venv (4.40.2)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
@@ -61,7 +103,10 @@ def main():
     torch.set_num_threads(threads)
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(a.model)
-    model = AutoModel.from_pretrained(a.model, attn_implementation="eager").eval()
+    # fp32 whatever the checkpoint stores; transformers 4.56 and later name the argument dtype
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    dtype_arg = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    model = AutoModel.from_pretrained(a.model, attn_implementation="eager", **{dtype_arg: torch.float32}).eval()
     pairs = read_pairs(a.dataset, a.header, a.col_a, a.col_b, a.rows)
     cls_id, sep_id = tok.cls_token_id, tok.sep_token_id
     L, NH = model.config.num_hidden_layers, model.config.num_attention_heads
@@ -91,8 +136,8 @@ def main():
         f.create_dataset("examples/n_tokens", data=np.asarray(n_tokens, dtype=np.uint32))
         for k, v in sums.items():
             f.create_dataset("metrics/" + k, data=(v / max(1, len(n_tokens))).astype(np.float32))
-    print(f"hf_baseline: {len(n_tokens)} pairs, {sum(n_tokens)} tokens, {threads} threads, "
-          f"{time.perf_counter() - t0:.2f} s", file=sys.stderr)
+    print(f"hf_baseline: torch {torch.__version__}, transformers {transformers.__version__}: {len(n_tokens)} pairs, "
+          f"{sum(n_tokens)} tokens, {threads} threads, {time.perf_counter() - t0:.2f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ enum class Precision { F32, BF16 };
 Precision parse_precision(const std::string& text);  // "fp32" | "bf16"
 const char* precision_name(Precision p);
 
-// What computes the linear layers on CPU. auto: OpenBLAS for fp32 when it is the loaded BLAS (faster
-// than oneDNN at these shapes with one thread per stream, docs/performance.md), else oneDNN.
+// What computes the linear layers on CPU. auto: oneDNN with the weights packed once (less CPU than
+// OpenBLAS, which packs them on every call: docs/performance.md, "Measured and not done").
 enum class LinearBackend { Auto, OpenBlas, OneDnn };
 LinearBackend parse_linear_backend(const std::string& text);  // "auto" | "openblas" | "onednn"
 const char* linear_backend_name(LinearBackend b);
