@@ -515,7 +515,7 @@ def test_virtual_merge_reads_as_the_copy():
     import attnscan as reader
     where = ("attention/checksums", "attention/checksums@span_values", "attention/checksums@algorithm",
              "attention/source_begin", "attention/source_count", "attention/source_file", "attention/source_offset",
-             "attention@source_files", "attention@sources")
+             "attention@source_files", "attention@sources", "attention@source_identities")
     for compression in ("none", "lz4"):
         folder = out(f"virtual_{compression}")
         os.makedirs(folder, exist_ok=True)
@@ -1846,6 +1846,221 @@ def test_importance_matches_hf_resumes_shards_and_verifies():
     p = run("run", "--set", "dataset.path=" + data, "--set", "importance.gradient=mlm", "-o", out("imp_nohead.h5"),
             "--no-progress", check=False)
     assert p.returncode != 0 and "no masked-LM head in this checkpoint" in p.stderr, p.stderr
+
+
+# --- nothing silently wrong: shards bound to their merge, verify of intact files, disk, advice ----------
+
+def python_reader():
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan as reader
+    return reader
+
+
+def python_refuses(path, *needles):
+    """The Python package raises FormatError naming the needles when it reads attention from path."""
+    reader = python_reader()
+    try:
+        with reader.open(path) as r:
+            next(e for e in r if e.has_attention).attention
+    except reader.FormatError as e:
+        for n in needles:
+            assert n in str(e), (n, str(e))
+        return
+    raise AssertionError(f"{path}: read without error")
+
+
+def test_virtual_merge_binds_its_shards():
+    """A virtual merge records each shard's identity: a shard rerun with another configuration, replaced by
+    another shard or truncated after the merge is refused by verify, similarity and the Python package,
+    naming it and what changed; a rerun that reproduces the shard exactly reads as before."""
+    model_dir()
+    need_datasets()
+    folder = out("bound")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    args = [*STSB_DEV, "--set", "dataset.max_rows=180", "--set", "pipeline.block_rows=30", "--set", "detectors=next_token"]
+    shards = [os.path.join(folder, f"shard{i}.h5") for i in range(3)]
+    for i, shard in enumerate(shards):
+        run("run", *args, "--shard", f"{i}/3", "-o", shard)
+    merged = os.path.join(folder, "merged.h5")
+    run("merge", "--virtual", merged, *shards)
+    with h5py.File(merged, "r") as f:
+        identities = [x.decode() if isinstance(x, bytes) else x for x in f["attention"].attrs["source_identities"]]
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from attnscan.attention import source_identity
+    for shard, recorded in zip(shards, identities):  # the Python package computes the line the merge wrote
+        with h5py.File(shard, "r") as f:
+            assert source_identity(f) == recorded, (source_identity(f), recorded)
+    assert "OK" in run("verify", merged).stdout
+    reference = run("similarity", merged, "--format", "csv").stdout
+    keep = copy(shards[1], os.path.join(folder, "shard1.keep"))
+
+    run("run", *args, "--set", "detectors=next_token,delimiter", "--shard", "1/3", "-o", shards[1], "--overwrite")
+    said = f"{shards[1]}, which is not the shard merged into {merged}: its content configuration"
+    p = run("verify", merged, check=False)
+    assert p.returncode == 1 and said in p.stdout and "merge again" in p.stdout, p.stdout
+    assert_clean_error(run("similarity", merged, check=False), said)
+    with h5py.File(merged, "r") as f:  # an example of shard 1 (blocks of 30 rows, shards taking turns)
+        example = f["examples/id"].asstr()[30]
+    assert_clean_error(run("plot", merged, "-o", os.path.join(folder, "svg"), "--example", example, "--layer", "0",
+                           "--head", "0", check=False), said)
+    python_refuses(merged, f"{shards[1]}, which is not the shard merged into it: its content configuration")
+
+    run("run", *args, "--shard", "1/3", "-o", shards[1], "--overwrite")  # the same run again: the same bytes
+    assert "OK" in run("verify", merged).stdout
+    assert run("similarity", merged, "--format", "csv").stdout == reference
+
+    copy(shards[0], shards[2])  # another shard at its path
+    said = f"{shards[2]}, which is not the shard merged into {merged}: its shard of the split (2/3 -> 0/3)"
+    p = run("verify", merged, check=False)
+    assert p.returncode == 1 and said in p.stdout, p.stdout
+    python_refuses(merged, "its shard of the split (2/3 -> 0/3)")
+    os.remove(shards[2])
+    run("run", *args, "--shard", "2/3", "-o", shards[2])
+
+    with open(shards[1], "r+b") as f:  # truncated: h5py alone would read zeros
+        f.truncate(os.path.getsize(keep) // 2)
+    p = run("verify", merged, check=False)
+    assert p.returncode == 1 and f"{shards[1]}, which cannot be read" in p.stdout, p.stdout
+    assert_clean_error(run("similarity", merged, check=False), f"{shards[1]}, which cannot be read")
+    python_refuses(merged, f"{shards[1]}, which cannot be read")
+    copy(keep, shards[1])
+    assert "OK" in run("verify", merged).stdout
+
+
+def test_uint8_files_verify():
+    """An uninterrupted uint8 run of PAWS pairs (up to 100 tokens) verifies OK: the row-sum range grows
+    with the row's length (n values each rounded by up to half a step)."""
+    model_dir()
+    need_datasets()
+    target = out("paws_uint8.h5")
+    run("run", "--set", "dataset.path=" + os.path.join(DATASETS, "paws", "dev.tsv"), "--set", "dataset.max_rows=300",
+        "--set", "output.dtype=uint8", "--set", "detectors=next_token", "--no-progress", "-o", target, "--overwrite")
+    with h5py.File(target, "r") as f:
+        longest = int(f["examples/n_tokens"][...].max())
+    assert longest >= 60, longest
+    p = run("verify", target, check=False)
+    assert p.returncode == 0 and "OK" in p.stdout and "rows sum to 1" in p.stdout, p.stdout
+
+
+def part_files(target):
+    parts = target + ".parts"
+    return sorted(n for n in os.listdir(parts) if n.startswith("block-")) if os.path.isdir(parts) else []
+
+
+def test_block_parts_cost_what_they_hold():
+    """A block part is chunked to its own rows: a scores-only block of 40 pairs takes well under the
+    5.3 MB that default-sized chunks cost; on a disk that fills up, the run stops with its committed
+    blocks kept, no half-written part, and a resume finishes it."""
+    model_dir()
+    need_datasets()
+    args = [*STSB_DEV, "--set", "dataset.max_rows=400", "--set", "pipeline.block_rows=40", "--set",
+            "output.attention_every=0", "--set", "detectors=next_token", "--set", "pipeline.inflight=1"]
+    target = out("parts.h5")
+    names = killed_after_commits(args, target, 3)
+    sizes = [os.path.getsize(os.path.join(target + ".parts", n)) for n in names]
+    print(f"block parts of 40 scores-only pairs: {sizes} bytes")
+    assert sizes and max(sizes) < 300_000, sizes
+    run("run", *args, "-o", target)
+    small_blocks = [*args, "--set", "pipeline.block_rows=10"]
+    reference = out("parts_ref10.h5")
+    run("run", *small_blocks, "-o", reference)
+    small = out("parts_disk")
+    os.makedirs(small, exist_ok=True)
+    # room for the final file and a few of the 40 parts: the disk fills up part of the way through
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={os.path.getsize(reference) + 250_000}", "tmpfs", small],
+                      capture_output=True).returncode != 0:
+        print("note: cannot mount a tmpfs here (not root?): the full disk is not exercised")
+        return
+    moved = out("parts_moved")
+    try:
+        full = os.path.join(small, "out.h5")
+        p = run("run", *small_blocks, "-o", full, check=False)
+        assert_clean_error(p, "No space left on device", "kept: " + full + ".parts", "rerun the same command")
+        assert not [n for n in os.listdir(full + ".parts") if n.endswith(".tmp")], os.listdir(full + ".parts")
+        kept = part_files(full)
+        assert kept, p.stderr
+        shutil.rmtree(moved, ignore_errors=True)
+        os.makedirs(moved)
+        shutil.move(full + ".parts", os.path.join(moved, "out.h5.parts"))
+    finally:
+        subprocess.run(["umount", small])
+    r = run("run", *small_blocks, "-o", os.path.join(moved, "out.h5"))  # on a disk with room: it resumes
+    assert f"resuming: {len(kept)} block(s) already committed" in r.stderr, r.stderr
+    assert_same_file(reference, os.path.join(moved, "out.h5"))
+
+
+def test_bad_row_advice_is_true():
+    """After a bad row with blocks committed, the message says what works (the dataset is part of what
+    a resume must match), and following it finishes the run."""
+    model_dir()
+    data = out("late_bad.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\tsentence2\n")
+        for i in range(40):
+            f.write(f"A sentence number {i}.\tAnd its partner {i}.\n")
+        f.write("only one field\n")
+    target = out("late_bad.h5")
+    base = ["--set", "dataset.path=" + data, "--set", "pipeline.block_rows=10", "--set", "pipeline.inflight=1",
+            "--set", "detectors=next_token", "--set", "output.attention_every=0", "--no-progress", "-o", target]
+    p = run("run", *base, check=False)
+    assert_clean_error(p, f"{data}:42: expected 2 fields", "kept: " + target + ".parts",
+                       "fix the row and rerun with --overwrite", "--overwrite --set dataset.on_bad_row=skip")
+    assert "rerun the same command" not in p.stderr, p.stderr
+    run("run", *base, "--overwrite", "--set", "dataset.on_bad_row=skip")
+    with h5py.File(target, "r") as f:
+        assert len(f["examples/index"]) == 40 and f.attrs["rows_skipped"] == 1
+
+
+def test_degenerate_runs_are_refused():
+    """engine.max_length beyond the model or below a pair's specials, and a dataset without rows, are
+    errors before anything is written, naming the option or the file."""
+    model_dir()
+    target = out("degenerate.h5")
+    base = ["-c", "configs/default.yaml", "--set", "detectors=next_token", "-o", target, "--no-progress"]
+    assert_clean_error(run("run", *base, "--set", "engine.max_length=100000", check=False),
+                       "engine.max_length 100000 exceeds the model's maximum of 512 tokens")
+    assert_clean_error(run("run", *base, "--set", "engine.max_length=4", check=False),
+                       "engine.max_length 4 leaves no room for text: the 3 special tokens of a pair", "at least 5")
+    assert_clean_error(run("run", *base, "--set", "engine.max_length=1", "--set", "dataset.sentence_b=", check=False),
+                       "the 2 special tokens of a sentence", "at least 3")
+    run("run", *base, "--set", "engine.max_length=5")  # one token of each sentence: allowed
+    empty = out("header_only.tsv")
+    with open(empty, "w") as f:
+        f.write("sentence1\tsentence2\n")
+    target = out("empty.h5")
+    p = run("run", "-c", "configs/default.yaml", "--set", "dataset.path=" + empty, "-o", target, check=False)
+    assert_clean_error(p, f"{empty}: no rows to read")
+    assert not any(os.path.exists(target + x) for x in ("", ".tmp", ".parts")), os.listdir(WORK)
+
+
+def test_merge_names_a_locked_shard():
+    """A shard whose writer still holds its lock, or that another process has open for writing, is
+    called locked, not damaged."""
+    model_dir()
+    import fcntl
+    shards = [out(f"locked{i}.h5") for i in range(2)]
+    for i, shard in enumerate(shards):
+        run("run", "-c", "configs/default.yaml", "--set", "detectors=next_token", "--shard", f"{i}/2", "-o", shard,
+            "--no-progress", "--overwrite")
+    with open(shards[1] + ".lock", "w") as lock:
+        lock.write("pid 4242 on host node7, attnscan run, since 2026-01-01 00:00:00\n")
+        lock.flush()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert_clean_error(run("merge", out("locked.h5"), *shards, check=False),
+                           f"{shards[1]} is locked: another attnscan process is writing it (pid 4242 on host node7")
+    os.remove(shards[1] + ".lock")
+    writer = subprocess.Popen([sys.executable, "-c", "import h5py, sys, time; f = h5py.File(sys.argv[1], 'r+'); "
+                               "print('open', flush=True); time.sleep(60)", shards[0]], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        p = run("merge", out("locked.h5"), *shards, check=False)
+        assert_clean_error(p, "the file is locked")
+        assert "damaged" not in p.stderr, p.stderr
+    finally:
+        writer.kill()
+        writer.wait()
+    run("merge", out("locked.h5"), *shards, "--overwrite")
 
 
 if __name__ == "__main__":

@@ -144,10 +144,12 @@ static std::string unopenable_reason(const std::filesystem::path& path) {
   return "not an HDF5 file, or damaged: its HDF5 signature is missing";
 }
 
-File File::create(const std::filesystem::path& path) {
+File File::create(const std::filesystem::path& path, bool compact_metadata) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors are reported through exceptions
   errno = 0;
-  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (compact_metadata) H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110);
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (f < 0) throw Error(path.string() + ": cannot create HDF5 file" + (errno ? std::string(": ") + std::strerror(errno) : ""));
   return File(path, Handle(f, H5Fclose));
 }

@@ -123,7 +123,7 @@ LayoutWriter::LayoutWriter(const std::filesystem::path& path, const LayoutParams
 
 LayoutWriter LayoutWriter::for_block(const std::filesystem::path& path, const LayoutParams& params, const LayoutChunk& block,
                                      uint64_t attention_values) {
-  LayoutWriter w(h5::File::create(path), params);
+  LayoutWriter w(h5::File::create(path, /*compact_metadata=*/true), params);
   w.create_datasets(-1, false, &block, attention_values);
   return w;
 }
