@@ -329,8 +329,8 @@ void OutputSession::commit(uint64_t block, uint64_t rows_seen, LayoutChunk&& chu
   durable_rename(part_tmp, final_path);
   committed_.insert(block);
   parts_bytes_ += fs::file_size(final_path);
-  check_room_to_finish();
   if (assemble) next_block_ += static_cast<uint64_t>(root_.shard_count);
+  check_room_to_finish();
 }
 
 void OutputSession::drop_in_flight() {
