@@ -19,7 +19,7 @@ started=$(date +%s)
 say() { printf '== %s   [%ds]\n' "$*" $(($(date +%s) - started)); }
 
 missing=()
-for p in podman buildah debootstrap uidmap; do
+for p in podman buildah debootstrap uidmap runc; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

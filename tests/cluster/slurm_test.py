@@ -213,5 +213,103 @@ def test_warning_signal_requeues_and_resumes():
     assert_same_file(ref, out("merged.h5"))
 
 
+# --- the container image (opt-in: building it takes minutes) ------------------------------------------
+
+IMAGE = "localhost/attnscan:latest"
+
+
+def built_image():
+    """Builds the image from this commit (scripts/build_image.sh) once per test process; the environment
+    podman needs here. Skips unless ATTNSCAN_IMAGE_TEST=1 (an opt-in: the build takes about 4 minutes)."""
+    if os.environ.get("ATTNSCAN_IMAGE_TEST") != "1":
+        raise Skip("opt-in: set ATTNSCAN_IMAGE_TEST=1 to build the container image (scripts/build_image.sh, "
+                   "about 4 minutes on 2 cores) and run jobs in it")
+    model_dir()
+    env = dict(os.environ)
+    if not getattr(built_image, "done", False):
+        p = subprocess.run([os.path.join(ROOT, "scripts", "build_image.sh"), out("attnscan-image.tar")], cwd=ROOT,
+                           capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        print(p.stdout.strip())
+        built_image.done = True
+    conf = os.path.join(ROOT, "build", "containers.conf")  # written by build_image.sh where this host needs it
+    if os.path.exists(conf):
+        env["CONTAINERS_CONF"] = conf
+    return env
+
+
+def in_image(env, *command, user="4321:4321"):
+    """COMMAND in the image as an unprivileged user, read-only, without network, in WORK."""
+    return subprocess.run(["podman", "run", "--rm", "--read-only", "--network=none", "--user", user,
+                           "-v", f"{WORK}:{WORK}", "-w", WORK, IMAGE, *command],
+                          capture_output=True, text=True, env=env)
+
+
+def assert_same_numbers(reference, target):
+    """Equal scores and attention (bit for bit: the image has the host's Debian libraries), tokens and ids."""
+    with h5py.File(reference, "r") as x, h5py.File(target, "r") as y:
+        diffs = same_content(all_content(x), all_content(y),
+                             ignore=("@config", "@model_dir", "@dataset", "@compute_platform", "@numerics"))
+    assert not diffs, diffs[:10]
+
+
+def test_image_runs_the_sample_job_read_only():
+    """In the image, as a user it does not know, read-only and offline, from a folder without configs/:
+    `info` says it runs in the image, and the sample job equals the host build's."""
+    env = built_image()
+    os.chmod(WORK, 0o777)
+    p = in_image(env, "attnscan", "info")
+    assert p.returncode == 0 and "container image: attnscan localhost/attnscan:" in p.stdout, p.stdout + p.stderr
+    p = in_image(env, "attnscan", "run", "-c", "configs/default.yaml", "-o", out("image.h5"), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    host = out("host.h5")
+    attnscan("run", "-c", "configs/default.yaml", "-o", host, "--no-progress")
+    assert_same_numbers(host, out("image.h5"))
+    p = in_image(env, "python3", "-c", "import attnscan, sys; r = attnscan.open(sys.argv[1]); "
+                 "print(len(r), r.example(0).attention.shape)", out("image.h5"))
+    assert p.returncode == 0 and p.stdout.startswith("10 (6, 12,"), p.stdout + p.stderr
+
+
+def test_container_jobs_equal_a_single_run():
+    """`slurm submit --container` runs every array task and the merge through apptainer exec; here podman
+    stands in for Apptainer (neither it nor Singularity installs on Debian 12): the merged file equals a
+    single run of the host build."""
+    env = built_image()
+    cfg = stsb_config()
+    ref = single_run(cfg)
+    fake = out("apptainer-bin")
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, "apptainer"), "w") as f:
+        f.write("""#!/bin/bash
+# Stands in for apptainer: `apptainer exec --bind A,B SIF CMD ...` as podman run of the image SIF names.
+set -eu
+[ "$1" = exec ] || { echo "fake apptainer: only exec" >&2; exit 2; }
+shift
+volumes=()
+while [ "$1" = --bind ]; do
+  IFS=, read -r -a folders <<< "$2"
+  for d in "${folders[@]}"; do volumes+=(-v "$d:$d"); done
+  shift 2
+done
+image=$(cat "$1")
+shift
+exec podman run --rm --read-only --network=none --user "$(id -u):$(id -g)" "${volumes[@]}" -w "$PWD" "$image" "$@"
+""")
+    os.chmod(os.path.join(fake, "apptainer"), 0o755)
+    sif = out("attnscan.sif")
+    with open(sif, "w") as f:
+        f.write(IMAGE)
+    with slurm() as cluster_env:
+        env = dict(cluster_env, PATH=fake + ":" + cluster_env["PATH"], **{
+            k: v for k, v in env.items() if k == "CONTAINERS_CONF"})
+        p = attnscan("slurm", "submit", "-c", cfg, "-o", out("boxed.h5"), "--shards", "2", "--container", sif, env=env)
+        assert "submitted array job" in p.stdout, p.stdout
+        s = wait_status(env, out("boxed.h5.slurm"), 0, timeout=600)
+        assert "2 done" in s.stdout, s.stdout
+    with open(os.path.join(out("boxed.h5.slurm"), "array-1.sbatch")) as f:
+        assert '"$runner" exec --bind' in f.read()
+    assert_same_numbers(ref, out("boxed.h5"))
+
+
 if __name__ == "__main__":
     sys.exit(harness_main(globals()))

@@ -63,6 +63,8 @@ int dispatch(std::vector<std::string> args) {
     try {
       std::cout << "attnscan " << attnscan::kToolVersion << "\n"
                 << attnscan::compute_platform().describe() << "HDF5: " << attnscan::h5::library_version() << "\n";
+      if (const char* image = std::getenv("ATTNSCAN_IMAGE"); image && *image)  // set by the Containerfile
+        std::cout << "container image: " << image << "\n";
     } catch (const std::exception& e) {
       std::cerr << "attnscan info: error: " << e.what() << "\n";
       return 1;

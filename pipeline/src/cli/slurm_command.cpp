@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "common/error.hpp"
+#include "common/shipped_files.hpp"
 #include "config/run_config.hpp"
 #include "cli/commands.hpp"
 #include "cli/positional.hpp"
@@ -34,7 +35,9 @@ int submit(const std::vector<std::string>& args) {
       "signal-before", po::value(&o.signal_before)->default_value(120),
       "seconds before the time limit a shard is told to commit and stop (then requeued)")(
       "sbatch-arg", po::value(&o.sbatch_args)->composing(), "any other sbatch option, e.g. --sbatch-arg=--exclusive")(
-      "overwrite", "replace an existing output and job folder")("dry-run", "print the scripts, submit nothing");
+      "overwrite", "replace an existing output and job folder")("dry-run", "print the scripts, submit nothing")(
+      "container", po::value<std::string>(), "run every job in this attnscan image (SIF) with apptainer or singularity exec")(
+      "bind", po::value<std::vector<std::string>>()->composing(), "with --container: one more folder the jobs need (repeatable)");
   const auto vm = parse_options(args, opts);
   if (vm.count("help")) {
     std::cout << opts << "\nSee docs/cluster.md.\n";
@@ -45,8 +48,18 @@ int submit(const std::vector<std::string>& args) {
   ConfigBuilder check;  // the configuration is checked here, not in N failing jobs
   check.load_yaml(config);
   for (const auto& s : o.sets) check.set(s);
-  check.build();
-  o.config = fs::absolute(config);
+  const RunConfig run = check.build();
+  o.config = fs::absolute(given_or_shipped(config));
+  if (vm.count("container")) {
+    o.container = fs::absolute(vm["container"].as<std::string>());
+    if (!fs::exists(o.container)) throw Error("--container " + o.container.string() + ": no such file");
+    for (const auto& f : {run.dataset.path, run.dataset.s1, run.dataset.s2, run.dataset.labels})
+      if (!f.empty()) o.data_folders.push_back(fs::absolute(f).parent_path());
+    if (vm.count("bind"))
+      for (const auto& b : vm["bind"].as<std::vector<std::string>>()) o.binds.emplace_back(b);
+  } else if (vm.count("bind")) {
+    throw Error("--bind is for --container");
+  }
   o.output = fs::absolute(output);
   o.overwrite = vm.count("overwrite") > 0;
   o.binary = fs::read_symlink("/proc/self/exe");

@@ -56,10 +56,29 @@ std::string resource_directives(const json& j, bool array) {
   return s;
 }
 
+// The command that starts attnscan in a job: the binary that submitted it, or `attnscan` inside the
+// container image (SIF) through whichever of apptainer / singularity the node has, with the folders the
+// job reads and writes bound.
+std::string attnscan_command(const json& j) {
+  const std::string sif = j.value("container", "");
+  if (sif.empty()) return quoted(j["binary"].get<std::string>());
+  std::string list;
+  for (const auto& b : j["binds"]) list += (list.empty() ? "" : ",") + b.get<std::string>();
+  const std::string& binds = list;
+  return "\"$runner\" exec --bind " + quoted(binds) + " " + quoted(sif) + " attnscan";
+}
+
+// Finds the container runtime on the node (none: a clear error in the job's log).
+std::string container_preamble(const json& j) {
+  if (j.value("container", "").empty()) return "";
+  return "runner=$(command -v apptainer || command -v singularity) || { echo \"attnscan: error: neither apptainer nor "
+         "singularity is on PATH on $(hostname) (load its module in the job's environment)\"; exit 1; }\n";
+}
+
 std::string array_script(const json& j, const fs::path& folder, const std::vector<int>& indices) {
   const int n = j["shards"].get<int>();
   const int limit = j["array_limit"].get<int>();
-  std::string run = quoted(j["binary"].get<std::string>()) + " run -c " + quoted(j["config"].get<std::string>()) +
+  std::string run = attnscan_command(j) + " run -c " + quoted(j["config"].get<std::string>()) +
                     " --set engine.threads=\"${SLURM_CPUS_PER_TASK:-0}\"";
   for (const auto& s : j["sets"]) run += " --set " + quoted(s.get<std::string>());
   run += " --shard \"$shard/" + std::to_string(n) + "\" -o " + quoted((folder / "shards").string()) +
@@ -75,7 +94,7 @@ std::string array_script(const json& j, const fs::path& folder, const std::vecto
     << "#SBATCH --requeue\n"
     << "#SBATCH --signal=B:USR1@" << j["signal_before"].get<int>() << "\n"
     << resource_directives(j, true) << "set -u\n"
-    << "shard=$SLURM_ARRAY_TASK_ID\n"
+    << container_preamble(j) << "shard=$SLURM_ARRAY_TASK_ID\n"
     << "echo \"attnscan shard $shard/" << n << ": job $SLURM_JOB_ID on $(hostname), restart ${SLURM_RESTART_COUNT:-0}\"\n"
     << "# The warning before the time limit (USR1) and preemption (TERM) reach this shell: attnscan is told to\n"
     << "# commit the blocks in flight and stop (exit 130); the task is then requeued and resumes from them.\n"
@@ -96,7 +115,7 @@ std::string array_script(const json& j, const fs::path& folder, const std::vecto
 }
 
 std::string merge_script(const json& j, const fs::path& folder) {
-  std::string merge = quoted(j["binary"].get<std::string>()) + " merge --overwrite " + quoted(j["output"].get<std::string>());
+  std::string merge = attnscan_command(j) + " merge --overwrite " + quoted(j["output"].get<std::string>());
   for (int i = 0; i < j["shards"].get<int>(); ++i) merge += " " + quoted(shard_path(folder, i).string());
   std::ostringstream s;
   s << "#!/bin/bash\n"
@@ -105,7 +124,7 @@ std::string merge_script(const json& j, const fs::path& folder) {
     << "#SBATCH --output=" << (folder / "logs").string() << "/merge_%j.log\n"
     << "#SBATCH --chdir=" << j["workdir"].get<std::string>() << "\n"
     << resource_directives(j, false) << "set -eu\n"
-    << merge << "\n";
+    << container_preamble(j) << merge << "\n";
   return s.str();
 }
 
@@ -289,6 +308,24 @@ std::vector<ShardState> shard_states(const json& j, const fs::path& folder, cons
   return out;
 }
 
+// The folders a containerised job needs: the job folder and output's, the working folder, the
+// configuration's, the dataset's and any the user named, each once.
+std::vector<std::string> container_binds(const SlurmOptions& o) {
+  std::vector<std::string> binds;
+  if (o.container.empty()) return binds;
+  auto add = [&](const fs::path& folder) {
+    if (folder.empty()) return;
+    const std::string f = fs::absolute(folder).lexically_normal().string();
+    if (std::find(binds.begin(), binds.end(), f) == binds.end()) binds.push_back(f);
+  };
+  add(o.output.parent_path());
+  add(o.workdir);
+  add(o.config.parent_path());
+  for (const auto& f : o.data_folders) add(f);
+  for (const auto& f : o.binds) add(f);
+  return binds;
+}
+
 }  // namespace
 
 fs::path job_folder(const fs::path& output) { return output.string() + ".slurm"; }
@@ -302,7 +339,8 @@ void slurm_submit(const SlurmOptions& o, bool dry_run, std::ostream& out) {
             {"partition", o.partition},    {"time", o.time},       {"mem", o.mem},
             {"account", o.account},        {"qos", o.qos},         {"cpus_per_task", o.cpus_per_task},
             {"gpus", o.gpus},              {"array_limit", o.array_limit}, {"signal_before", o.signal_before},
-            {"sbatch_args", o.sbatch_args}, {"submissions", json::array()}};
+            {"sbatch_args", o.sbatch_args}, {"container", o.container.string()}, {"binds", container_binds(o)},
+            {"submissions", json::array()}};
   std::vector<int> all(static_cast<std::size_t>(o.shards));
   for (int i = 0; i < o.shards; ++i) all[static_cast<std::size_t>(i)] = i;
   if (dry_run) {

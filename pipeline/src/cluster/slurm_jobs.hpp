@@ -23,6 +23,10 @@ struct SlurmOptions {
   bool overwrite = false;
   std::filesystem::path binary;       // the attnscan that the scripts run
   std::filesystem::path workdir;      // where the scripts run (relative paths in the config)
+  // A container image (SIF) whose attnscan every job runs through apptainer/singularity exec, with the
+  // output, working, configuration and dataset folders bound (and `binds`); empty: the binary above.
+  std::filesystem::path container;
+  std::vector<std::filesystem::path> data_folders, binds;
 };
 
 std::filesystem::path job_folder(const std::filesystem::path& output);

@@ -1,5 +1,7 @@
 #include "config/run_config.hpp"
 
+#include "common/shipped_files.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -237,7 +239,8 @@ void ConfigBuilder::apply(const std::string& key, const std::string& value, cons
     if (kv.first == key) kv.second = v;
 }
 
-void ConfigBuilder::load_yaml(const std::filesystem::path& file) {
+void ConfigBuilder::load_yaml(const std::filesystem::path& given) {
+  const std::filesystem::path file = given_or_shipped(given);
   // A configuration is a few kilobytes; refuse a huge file before the parser spends memory and time on it.
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(file, ec);
@@ -387,7 +390,7 @@ RunConfig ConfigBuilder::build() const {
              : c.dataset_format == "conllu"   ? DatasetFormat::Conllu
                                               : DatasetFormat::Delimited;
   d.pairing = get("dataset.pairing") == "consecutive" ? ConlluPairing::Consecutive : ConlluPairing::Single;
-  d.path = get("dataset.path");
+  d.path = given_or_shipped(get("dataset.path"));
   std::string delim = get("dataset.delimiter");
   d.delimiter = delim.empty() ? (c.dataset_format == "csv" ? ',' : '\t') : delim == "\\t" ? '\t' : delim[0];
   d.quoting = get("dataset.quoting") == "rfc4180" ? Quoting::Rfc4180 : Quoting::None;
@@ -397,9 +400,9 @@ RunConfig ConfigBuilder::build() const {
   d.id = column("dataset.id");
   d.label = column("dataset.label");
   d.label_type = get("dataset.label_type") == "number" ? LabelType::Number : LabelType::String;
-  d.s1 = get("dataset.s1");
-  d.s2 = get("dataset.s2");
-  d.labels = get("dataset.labels");
+  d.s1 = given_or_shipped(get("dataset.s1"));
+  d.s2 = given_or_shipped(get("dataset.s2"));
+  d.labels = given_or_shipped(get("dataset.labels"));
   d.on_bad_row = get("dataset.on_bad_row") == "skip" ? BadRowPolicy::Skip : BadRowPolicy::Error;
   c.max_rows = static_cast<uint64_t>(std::stoll(get("dataset.max_rows")));
   if (d.format == DatasetFormat::Parallel) {
