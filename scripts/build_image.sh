@@ -14,7 +14,7 @@ cd "$root"
 archive=$(realpath -m "${1:-build/attnscan-image.tar}")
 cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
 model="$cache/models/all-MiniLM-L6-v2"
-tag=localhost/attnscan:$(git describe --always --dirty)
+tag=localhost/attnscan:$(git rev-parse --short HEAD)  # the image holds HEAD, whatever the work tree has
 started=$(date +%s)
 say() { printf '== %s   [%ds]\n' "$*" $(($(date +%s) - started)); }
 

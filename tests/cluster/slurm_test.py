@@ -118,6 +118,17 @@ def test_dry_run_scripts():
                  f"merge --overwrite '{out('o.h5')}' '{out('o.h5.slurm')}/shards/shard-0.h5'"):
         assert line in s, (line, s)
     assert not os.path.exists(out("o.h5.slurm")), "a dry run wrote the job folder"
+    sif = out("attnscan.sif")  # --container: every job through apptainer/singularity exec, its folders bound
+    open(sif, "w").close()
+    p = attnscan("slurm", "submit", "-c", cfg, "-o", out("c/o.h5"), "--shards", "2", "--container", sif,
+                 "--bind", "/srv/data", "--dry-run")
+    binds = ",".join([out("c"), ROOT, WORK, os.path.join(ROOT, "data"), "/srv/data"])
+    assert p.stdout.count("runner=$(command -v apptainer || command -v singularity) ||") == 2, p.stdout
+    assert f"\"$runner\" exec --bind '{binds}' '{sif}' attnscan run -c '{cfg}'" in p.stdout, p.stdout
+    assert f"\"$runner\" exec --bind '{binds}' '{sif}' attnscan merge --overwrite" in p.stdout, p.stdout
+    p = attnscan("slurm", "submit", "-c", cfg, "-o", out("c/o.h5"), "--shards", "2", "--container", out("none.sif"),
+                 check=False)
+    assert p.returncode != 0 and "none.sif: no such file" in p.stderr, p.stderr
 
 
 def test_submit_refusals_without_a_scheduler():
@@ -226,6 +237,9 @@ def built_image():
                    "about 4 minutes on 2 cores) and run jobs in it")
     model_dir()
     env = dict(os.environ)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["podman", "image", "exists", f"localhost/attnscan:{head}"]).returncode == 0:
+        built_image.done = True  # built from this commit already
     if not getattr(built_image, "done", False):
         p = subprocess.run([os.path.join(ROOT, "scripts", "build_image.sh"), out("attnscan-image.tar")], cwd=ROOT,
                            capture_output=True, text=True, env=env)
