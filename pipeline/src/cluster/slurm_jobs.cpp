@@ -64,7 +64,7 @@ std::string attnscan_command(const json& j) {
   if (sif.empty()) return quoted(j["binary"].get<std::string>());
   std::string list;
   for (const auto& b : j["binds"]) list += (list.empty() ? "" : ",") + b.get<std::string>();
-  const std::string& binds = list;
+  const std::string& binds = list;  // const: for a non-const string, std::quoted (by ADL) would be chosen
   return "\"$runner\" exec --bind " + quoted(binds) + " " + quoted(sif) + " attnscan";
 }
 
