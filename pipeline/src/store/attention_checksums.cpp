@@ -135,7 +135,6 @@ AttentionChecks::AttentionChecks(const h5::File& f) {
   value_size_ = f.value_size(kValues);
   if (f.exists(kAttentionSourceCount)) {  // virtual: checked piece by piece against the sources' own checksums
     present_ = true;
-    folder_ = f.path().parent_path();
     files_ = f.attr_strings("/attention", "source_files");
     merged_ = f.path();
     if (f.has_attr("/attention", kSourceIdentitiesAttr)) {  // merges that recorded them: every one since they exist
@@ -177,7 +176,7 @@ bool AttentionChecks::span_ok(std::size_t span, const uint8_t* bytes, uint64_t c
 
 std::vector<std::string> AttentionChecks::source_files() const {
   std::vector<std::string> out;
-  for (const auto& name : files_) out.push_back((folder_ / name).string());
+  for (const auto& name : files_) out.push_back((merged_.parent_path() / name).string());
   return out;
 }
 
@@ -185,7 +184,7 @@ std::string AttentionChecks::why_bad(uint64_t a, uint64_t b) const {
   if (!virtual_ || pieces_.empty()) return " (checksum mismatch)";
   auto p = std::upper_bound(pieces_.begin(), pieces_.end(), a, [](uint64_t v, const Piece& q) { return v < q.begin; });
   if (p != pieces_.begin()) --p;
-  const std::filesystem::path path = folder_ / files_[static_cast<std::size_t>(p->file)];
+  const std::filesystem::path path = merged_.parent_path() / files_[static_cast<std::size_t>(p->file)];
   if (!std::filesystem::exists(path)) return " (" + path.string() + " is missing)";
   try {
     source(static_cast<std::size_t>(p->file));
@@ -199,7 +198,7 @@ std::string AttentionChecks::why_bad(uint64_t a, uint64_t b) const {
 const AttentionChecks::Source& AttentionChecks::source(std::size_t file) const {
   std::lock_guard<std::mutex> lock(sources_mutex_);
   if (!sources_[file]) {
-    const std::filesystem::path path = folder_ / files_[file];
+    const std::filesystem::path path = merged_.parent_path() / files_[file];
     if (!std::filesystem::exists(path))
       throw Error("attention values are in " + path.string() + ", which is missing (a virtual merge reads its shards " +
                   "where they were, relative to the merged file: move them together)");

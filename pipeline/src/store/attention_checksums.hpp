@@ -91,11 +91,10 @@ class AttentionChecks {
   void read_virtual(uint64_t begin, uint64_t end, void* out) const;
   std::vector<std::pair<uint64_t, uint64_t>> bad_virtual_spans() const;
   bool virtual_ = false;
-  std::filesystem::path folder_;
   std::vector<Piece> pieces_;  // virtual attention, by begin
   std::vector<std::string> files_;
   std::vector<std::string> identities_;  // per file, as the merge recorded them (store/source_identity.hpp)
-  std::filesystem::path merged_;         // the file that maps them
+  std::filesystem::path merged_;         // the file that maps them (source_files are relative to its folder)
   mutable std::vector<std::unique_ptr<Source>> sources_;
   mutable std::mutex sources_mutex_;
   bool present_ = false;

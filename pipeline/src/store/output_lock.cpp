@@ -9,7 +9,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 
@@ -19,17 +18,26 @@ namespace fs = std::filesystem;
 
 fs::path OutputLock::path_for(const fs::path& output) { return fs::path(output.string() + ".lock"); }
 
+namespace {
+
+// The holder's line in a lock file ("pid 12 on host h, attnscan run, since ..."); "starting up" before
+// the holder has written it.
+std::string holder_line(const fs::path& lock_file) {
+  std::ifstream in(lock_file);
+  std::string h;
+  std::getline(in, h);
+  return h.empty() ? "starting up" : h;
+}
+
+}  // namespace
+
 std::string OutputLock::holder(const fs::path& output) {
   const fs::path path = path_for(output);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   ::close(fd);
-  if (!held) return "";
-  std::ifstream in(path);
-  std::string h;
-  std::getline(in, h);
-  return h.empty() ? "starting up" : h;
+  return held ? holder_line(path) : "";
 }
 
 OutputLock::OutputLock(const fs::path& output, const std::string& what) : path_(path_for(output)) {
@@ -39,15 +47,11 @@ OutputLock::OutputLock(const fs::path& output, const std::string& what) : path_(
     if (fd_ < 0) throw Error(path_.string() + ": cannot create lock file: " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      std::ifstream in(path_);
-      std::stringstream holder;
-      holder << in.rdbuf();
+      const std::string h = holder_line(path_);
       ::close(fd_);
       fd_ = -1;
       if (err != EWOULDBLOCK) throw Error(path_.string() + ": cannot lock: " + std::strerror(err));
-      std::string h = holder.str();
-      while (!h.empty() && h.back() == '\n') h.pop_back();
-      throw Error(output.string() + " is in use by another attnscan process (" + (h.empty() ? "starting up" : h) +
+      throw Error(output.string() + " is in use by another attnscan process (" + h +
                   "); wait for it to finish or stop it, then rerun");
     }
     // The file may have been removed by the previous holder between our open and flock: then our
