@@ -14,11 +14,16 @@ cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}
 venv="$cache/peer-venv"
 torch_version=2.15.0
 transformers_version=5.25.0
-pkgs=(torch=="$torch_version" transformers=="$transformers_version" h5py==3.16.0)
+# gguf + accelerate: transformers' GGUF loader, for scripts/gguf_to_hf.py (scripts/fetch_models.sh's SmolLM2)
+pkgs=(torch=="$torch_version" transformers=="$transformers_version" h5py==3.16.0 gguf==0.19.0 accelerate==1.16.0)
 
+# ready: every package imports, torch and transformers at the pinned versions; "$1" = base: torch and
+# transformers alone (an older peer venv then gets the other packages added, not the 3 GB again)
 ready() {
-  "$venv/bin/python" - "$torch_version" "$transformers_version" <<'EOF' 2>/dev/null
-import sys, h5py, numpy, torch, transformers
+  "$venv/bin/python" - "$torch_version" "$transformers_version" "${1:-all}" <<'EOF' 2>/dev/null
+import sys, numpy, torch, transformers
+if sys.argv[3] == "all":
+    import accelerate, gguf, h5py
 sys.exit(0 if (torch.__version__.split("+")[0], transformers.__version__) == (sys.argv[1], sys.argv[2]) else 1)
 EOF
 }
@@ -27,12 +32,17 @@ if ready; then
   echo "$venv: torch $torch_version, transformers $transformers_version (ready)"
   exit 0
 fi
-echo "creating $venv (${pkgs[*]}; about 3 GB downloaded once)"
-rm -rf "$venv"
-mkdir -p "$cache"
-/usr/bin/python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --upgrade pip
-"$venv/bin/pip" install --quiet "${pkgs[@]}"
+if ready base; then
+  echo "adding to $venv: ${pkgs[*]}"
+  "$venv/bin/pip" install --quiet "${pkgs[@]}"
+else
+  echo "creating $venv (${pkgs[*]}; about 3 GB downloaded once)"
+  rm -rf "$venv"
+  mkdir -p "$cache"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --upgrade pip
+  "$venv/bin/pip" install --quiet "${pkgs[@]}"
+fi
 ready || { echo "$venv: torch $torch_version / transformers $transformers_version do not import" >&2; exit 1; }
 "$venv/bin/pip" freeze > "$venv/versions.txt"
 echo "$venv: torch $torch_version, transformers $transformers_version (versions of every package: $venv/versions.txt)"
