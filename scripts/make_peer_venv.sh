@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The current peer, dev-time only: a venv with the PyPI torch and transformers a researcher installs today,
-# in which bench/compare_bench.py and bench/hf_baseline.py run the Hugging Face baseline by default.
+# in which bench/compare_bench.py and bench/hf_baseline.py run the Hugging Face baseline by default, and
+# scripts/setup.sh test generates the references that need transformers 5.x (ModernBERT, the decoders:
+# tests/reference/make_modernbert_fixtures.py, make_decoder_fixtures.py) and converts SmolLM2's GGUF
+# (scripts/gguf_to_hf.py, from scripts/fetch_models.sh).
 #
 #   scripts/make_peer_venv.sh        create ${ATTNSCAN_CACHE:-~/.cache/attnscan}/peer-venv (idempotent)
 #
 # PyPI's torch pulls its CUDA runtime packages: about 3 GB downloaded once; the baseline runs on the CPU.
-# Nothing at run time and no test needs this venv (scripts/setup.sh does not make it). The parity references
-# stay on the reference venv (tools-venv: transformers 4.40.2 on Debian's torch 1.13, which still has
-# head_mask), made by scripts/setup.sh test.
+# Nothing at run time needs this venv. The other parity references stay on the reference venv (tools-venv:
+# transformers 4.40.2 on Debian's torch 1.13, which still has head_mask), made by scripts/setup.sh test.
 set -euo pipefail
 
 cache=${ATTNSCAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/attnscan}

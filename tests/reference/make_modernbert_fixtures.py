@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Reference attention of a random ModernBERT (dev-time; the second reference venv: transformers >= 4.48 on
-PyPI torch, which scripts/setup.sh makes only for this script).
+"""Reference attention of a random ModernBERT (dev-time; transformers >= 4.48 on PyPI torch: scripts/setup.sh runs it
+in the peer venv of scripts/make_peer_venv.sh, transformers 5.25.0 on torch 2.15.0, which computes the same
+attention as transformers 4.48.3 on torch 2.5.1 on the same model directory: max |difference| 0 over its 15 pairs).
 
   make_modernbert_fixtures.py --tokenizers DIR --datasets DIR --out OUT
 
