@@ -4,8 +4,8 @@ PyPI torch 2.15.0, transformers 5.25.0).
 
   make_decoder_fixtures.py --tokenizers DIR --datasets DIR --out OUT [--smollm2 DIR] [--only NAME...]
 
-For each family of FAMILIES: OUT/<name>/model/ is a randomly initialised *ForCausalLM (fixed seed, small
-shapes, initializer_range 0.3-0.4 so that attention is far from uniform, eager attention, max_position_embeddings
+For each family of families(): OUT/<name>/model/ is a randomly initialised *ForCausalLM (fixed seed, small
+shapes, initializer_range 0.3 so that attention is far from uniform, eager attention, max_position_embeddings
 >= 512 except llama_dynamic's 64, which dynamic NTK scaling stretches), saved with save_pretrained(
 safe_serialization=True) as transformers 5 writes it (config.json with rope_parameters), with the tokenizer
 that train_tokenizers.py made in DIR/<tokenizer> copied in (tokenizer.json, tokenizer_config.json,
