@@ -21,6 +21,21 @@ tokenizers' WordLevelTrainer and saved as transformers' PreTrainedTokenizerFast 
                     [CLS] $A [SEP] $B:1 [SEP]:1; tokenizer.json, tokenizer_config.json
                     (PreTrainedTokenizerFast), special_tokens_map.json
 
+Decoder models' BPE tokenizers, each built as that model's tokenizer.json is (normalizer, pre-tokenizer,
+post-processor, model flags, added tokens) and saved with tokenizer.json, tokenizer_config.json (the
+model's tokenizer_class, which AutoTokenizer loads) and special_tokens_map.json; DECODER_VOCAB_SIZE tokens:
+  DIR/gpt2/         GPT-2: ByteLevel pre-tokenizer, ByteLevel post-processor (no BOS), <|endoftext|> only
+  DIR/llama3/       Llama 3 / SmolLM3: Split(Llama-3 regex, Isolated) + ByteLevel(use_regex false), ignore_merges,
+                    Sequence[ByteLevel, TemplateProcessing <|begin_of_text|> $A]; no pad token
+  DIR/qwen2/        Qwen2/3: NFC, Split(Qwen2 regex) + ByteLevel(use_regex false), ByteLevel post-processor (no
+                    BOS), <|endoftext|> <|im_start|> <|im_end|>, pad <|endoftext|>
+  DIR/gemma/        Gemma 3: Replace " " -> "▁", no pre-tokenizer, BPE with byte_fallback (<0x00>..<0xFF>)
+                    and fuse_unk, TemplateProcessing <bos> $A
+  DIR/llama2/       Llama 2: Sequence[Prepend "▁", Replace " " -> "▁"], as gemma otherwise, <s> $A
+  DIR/gpt_neox/     Pythia (GPT-NeoX): NFC, ByteLevel, ByteLevel post-processor with trim_offsets, <|endoftext|>
+                    and <|padding|> first
+  DIR/smollm2/      SmolLM2: Sequence[Digits(individual_digits), ByteLevel], ByteLevel post-processor
+
 Deterministic for a given dataset (fixed vocabulary sizes, one thread for SentencePiece; WordLevelTrainer
 orders words by count, then by the word).
 """
@@ -165,17 +180,171 @@ def train_wordlevel(sentences, out):
     assert loaded("Hello there", "x")["input_ids"][0] == cls
 
 
+DECODER_VOCAB_SIZE = 2500
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def byte_level_bpe(sentences, specials, normalizer=None, pre_tokenizer=None, **bpe):
+    """A byte-level BPE trained as GPT-2's: every byte in the alphabet, the specials first."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers
+    from tokenizers.models import BPE
+    from tokenizers.trainers import BpeTrainer
+    tok = Tokenizer(BPE(**bpe))
+    if normalizer is not None:
+        tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizer or pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = BpeTrainer(vocab_size=DECODER_VOCAB_SIZE, min_frequency=2, special_tokens=specials,
+                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(sentences, trainer=trainer)
+    return tok
+
+
+def sentencepiece_style_bpe(sentences, specials, normalizer, unk):
+    """A BPE over characters as Llama 2's and Gemma's tokenizer.json: words start with "\u2581", no
+    pre-tokenizer, the 256 byte tokens <0x00>..<0xFF> in the vocabulary after the specials (byte_fallback),
+    unknown characters fused; merges never cross a word start (trained with a split before each "\u2581")."""
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers.models import BPE
+    from tokenizers.trainers import BpeTrainer
+    tok = Tokenizer(BPE(unk_token=unk, byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizer
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("\u2581"), behavior="merged_with_next")
+    trainer = BpeTrainer(vocab_size=DECODER_VOCAB_SIZE - 256, min_frequency=2, special_tokens=specials,
+                         limit_alphabet=150, show_progress=False)  # rare characters left to byte_fallback
+    tok.train_from_iterator(sentences, trainer=trainer)
+    j = json.loads(tok.to_str())
+    trained = sorted(j["model"]["vocab"].items(), key=lambda kv: kv[1])
+    vocab = {t: i for i, t in enumerate(specials)}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for t, _ in trained:
+        if t not in vocab:
+            vocab[t] = len(vocab)
+    j["model"]["vocab"] = vocab
+    j["pre_tokenizer"] = None
+    for a in j["added_tokens"]:
+        a["id"] = vocab[a["content"]]
+    tok = Tokenizer.from_str(json.dumps(j))
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
+    return tok
+
+
+def save_decoder(tok, out, tokenizer_class, sample, **specials):
+    """tokenizer.json as built, tokenizer_config.json with the model's tokenizer_class, special_tokens_map.json;
+    AutoTokenizer must load it as that class and give the file's ids (its post-processor included)."""
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    os.makedirs(out, exist_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=2048, **specials).save_pretrained(out)
+    tok.save(os.path.join(out, "tokenizer.json"))
+    config_file = os.path.join(out, "tokenizer_config.json")
+    with open(config_file, encoding="utf-8") as f:
+        config = json.load(f)
+    config["tokenizer_class"] = tokenizer_class
+    for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+        config.setdefault(key, None)  # as the models' files: null where the model has none
+    with open(config_file, "w", encoding="utf-8") as f:
+        json.dump(config, f, indent=2, ensure_ascii=False)
+    loaded = AutoTokenizer.from_pretrained(out)
+    assert loaded.is_fast and type(loaded).__name__ in (tokenizer_class, tokenizer_class + "Fast"), (out, type(loaded))
+    from_file = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
+    for text in sample:
+        assert loaded(text)["input_ids"] == from_file.encode(text).ids, (out, text)
+
+
+def train_gpt2(sentences, out):
+    from tokenizers import processors
+    tok = byte_level_bpe(sentences, ["<|endoftext|>"])
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    e = "<|endoftext|>"
+    save_decoder(tok, out, "GPT2Tokenizer", sentences[:50], bos_token=e, eos_token=e, unk_token=e)
+
+
+def train_llama3(sentences, out):
+    from tokenizers import Regex, pre_tokenizers, processors
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>", "<|eot_id|>"]
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LLAMA3_REGEX), behavior="isolated", invert=False),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok = byte_level_bpe(sentences, specials, pre_tokenizer=pre, ignore_merges=True)
+    bos = tok.token_to_id(specials[0])
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(single=f"{specials[0]} $A", pair=f"{specials[0]} $A {specials[0]}:1 $B:1",
+                                      special_tokens=[(specials[0], bos)])])
+    save_decoder(tok, out, "PreTrainedTokenizerFast", sentences[:50], bos_token=specials[0], eos_token=specials[1])
+
+
+def train_qwen2(sentences, out):
+    from tokenizers import Regex, normalizers, pre_tokenizers, processors
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated", invert=False),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok = byte_level_bpe(sentences, specials, normalizer=normalizers.NFC(), pre_tokenizer=pre)
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    save_decoder(tok, out, "Qwen2Tokenizer", sentences[:50], eos_token=specials[0], pad_token=specials[0])
+
+
+def train_gemma(sentences, out):
+    from tokenizers import normalizers, processors
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"]
+    tok = sentencepiece_style_bpe(sentences, specials, normalizers.Replace(" ", "\u2581"), "<unk>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", pair="<bos> $A <bos>:1 $B:1", special_tokens=[("<bos>", tok.token_to_id("<bos>"))])
+    save_decoder(tok, out, "GemmaTokenizer", sentences[:50], bos_token="<bos>", eos_token="<eos>", unk_token="<unk>",
+                 pad_token="<pad>")
+
+
+def train_llama2(sentences, out):
+    from tokenizers import normalizers, processors
+    specials = ["<unk>", "<s>", "</s>"]
+    norm = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    tok = sentencepiece_style_bpe(sentences, specials, norm, "<unk>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s>:1 $B:1", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    save_decoder(tok, out, "LlamaTokenizer", sentences[:50], bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+
+
+def train_gpt_neox(sentences, out):
+    from tokenizers import normalizers, processors
+    tok = byte_level_bpe(sentences, ["<|endoftext|>", "<|padding|>"], normalizer=normalizers.NFC())
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    e = "<|endoftext|>"
+    save_decoder(tok, out, "GPTNeoXTokenizer", sentences[:50], bos_token=e, eos_token=e, unk_token=e)
+
+
+def train_smollm2(sentences, out):
+    from tokenizers import pre_tokenizers, processors
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok = byte_level_bpe(sentences, specials, pre_tokenizer=pre)
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    e = specials[0]
+    save_decoder(tok, out, "GPT2Tokenizer", sentences[:50], bos_token=e, eos_token=e, unk_token=e)
+
+
+TRAINERS = (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert),
+            ("deberta-v2", train_deberta), ("modernbert", train_modernbert), ("wordlevel", train_wordlevel),
+            ("gpt2", train_gpt2), ("llama3", train_llama3), ("qwen2", train_qwen2), ("gemma", train_gemma),
+            ("llama2", train_llama2), ("gpt_neox", train_gpt_neox), ("smollm2", train_smollm2))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--only", nargs="*", help="train only these directories (default: all)")
     args = p.parse_args()
     from transformers.utils import logging
     logging.set_verbosity_error()
     sentences = training_sentences(args.datasets)
-    for name, train in (("roberta", train_roberta), ("xlm-roberta", train_xlm_roberta), ("albert", train_albert),
-                        ("deberta-v2", train_deberta), ("modernbert", train_modernbert),
-                        ("wordlevel", train_wordlevel)):
+    for name, train in TRAINERS:
+        if args.only and name not in args.only:
+            continue
         train(sentences, os.path.join(args.out, name))
         print(f"{args.out}/{name}: {sorted(os.listdir(os.path.join(args.out, name)))}")
 

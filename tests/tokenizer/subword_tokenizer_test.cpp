@@ -319,7 +319,7 @@ TEST(SubwordTokenizer, MissingAndBrokenFilesAreNamed) {
                 .find("model Unigram: byte_fallback is not supported yet"),
             std::string::npos);
   EXPECT_NE(edited("split", [](json& k) { k["pre_tokenizer"] = {{"type", "Split"}}; })
-                .find("pre_tokenizer type 'Split' is not supported yet"),
+                .find("pre_tokenizer Split: field 'pattern' must be {\"Regex\": ...} or {\"String\": ...}"),
             std::string::npos);
   const std::string vocab_size = [&] {
     auto dir = test::scratch_dir("subword_small_vocab");

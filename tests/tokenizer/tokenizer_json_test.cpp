@@ -163,12 +163,12 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
   std::vector<Case> cases = {
       {"unknown_model", "model type 'CharLevel' is not supported yet (supported: WordPiece, BPE, Unigram, WordLevel)",
        [](json& j) { j["model"]["type"] = "CharLevel"; }},
-      {"bpe_without_byte_level", "model BPE without a ByteLevel pre-tokenizer is not supported yet",
-       [](json& j) { j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}}; }},
-      {"bpe_byte_fallback", "model BPE: byte_fallback is not supported yet",
+      {"split_bad_regex", "pre_tokenizer Split: field 'pattern.Regex' '(?i:'s|\\p{L}+' is not a valid regex: missing closing",
        [](json& j) {
-         j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}, {"byte_fallback", true}};
+         j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(?i:'s|\\p{L}+"}}}, {"behavior", "Isolated"}};
        }},
+      {"split_behavior", "pre_tokenizer Split: field 'behavior' 'Sideways' is not one of Removed, Isolated",
+       [](json& j) { j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Sideways"}}; }},
       {"bpe_dropout", "model BPE: dropout 0.1 is not supported",
        [](json& j) { j["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", json::array()}, {"dropout", 0.1}}; }},
       {"bpe_bad_merge", "merge 'a b c' is not two tokens separated by one space",
@@ -192,15 +192,18 @@ TEST(TokenizerJson, UnsupportedFeaturesAreRefusedByName) {
          j["normalizer"] = {{"type", "Sequence"},
                             {"normalizers", {{{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}}}}};
        }},
-      {"prepend", "normalizer type 'Prepend' is not supported yet",
-       [](json& j) { j["normalizer"] = {{"type", "Prepend"}, {"prepend", "_"}}; }},
+      {"prepend", "normalizer Prepend: needs a string \"prepend\"",
+       [](json& j) { j["normalizer"] = {{"type", "Prepend"}}; }},
       {"precompiled", "normalizer Precompiled: precompiled_charsmap is not base64",
        [](json& j) { j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "!!!!"}}; }},
       {"precompiled_short", "normalizer Precompiled: precompiled_charsmap: trie size 0 does not fit",
        [](json& j) { j["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAAAAAA"}}; }},
-      {"post_bytelevel", "post_processor type 'ByteLevel' is not supported yet",
-       [](json& j) { j["post_processor"] = {{"type", "ByteLevel"}}; }},
-      {"post_null", "post_processor is null", [](json& j) { j["post_processor"] = nullptr; }},
+      {"post_two_templates", "post_processor Sequence: more than one processor adding special tokens",
+       [](json& j) {
+         j["post_processor"] = {{"type", "Sequence"}, {"processors", {j["post_processor"], j["post_processor"]}}};
+       }},
+      {"post_empty_sequence", "post_processor Sequence: no \"processors\" list",
+       [](json& j) { j["post_processor"] = {{"type", "Sequence"}, {"processors", json::array()}}; }},
       {"single_word", "added token '[MASK]': field 'single_word' has the wrong type",
        [](json& j) { j["added_tokens"][4]["single_word"] = "yes"; }},
       {"no_unk", "unk_token '<unk>' is not in the vocab", [](json& j) { j["model"]["unk_token"] = "<unk>"; }},

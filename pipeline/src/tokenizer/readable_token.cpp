@@ -62,6 +62,7 @@ std::string readable_token(const std::string& token, SubwordKind kind) {
   switch (kind) {
     case SubwordKind::WordPiece:
     case SubwordKind::Unigram:  // already text: "▁he", "llo"
+    case SubwordKind::Bpe:      // "▁he", "<0xE4>"
     case SubwordKind::WordLevel:
       return token;
     case SubwordKind::ByteLevelBpe: {
@@ -76,7 +77,8 @@ std::string readable_token(const std::string& token, SubwordKind kind) {
 }
 
 std::optional<SubwordKind> subword_kind_named(const std::string& name) {
-  for (auto k : {SubwordKind::WordPiece, SubwordKind::ByteLevelBpe, SubwordKind::Unigram, SubwordKind::WordLevel})
+  for (auto k : {SubwordKind::WordPiece, SubwordKind::ByteLevelBpe, SubwordKind::Unigram, SubwordKind::WordLevel,
+                 SubwordKind::Bpe})
     if (name == to_string(k)) return k;
   return std::nullopt;
 }

@@ -15,6 +15,7 @@ const char* to_string(SubwordKind kind) {
     case SubwordKind::ByteLevelBpe: return "byte-level BPE";
     case SubwordKind::Unigram: return "Unigram";
     case SubwordKind::WordLevel: return "WordLevel";
+    case SubwordKind::Bpe: return "BPE";
   }
   return "?";
 }
@@ -46,6 +47,11 @@ std::vector<detail::SlowAddedToken> by_content(const std::vector<std::string>& t
 }  // namespace
 
 Tokenizer::Tokenizer(TokenizerParts parts) : p_(std::move(parts)) {}
+
+int32_t Tokenizer::pad_id() const {
+  const auto& s = p_.specials;
+  return s.pad ? *s.pad : s.end ? *s.end : s.begin.value_or(0);
+}
 
 Tokenizer::Tokenizer(Vocab vocab, TokenizerConfig config, TemplateKind pair_template,
                      std::vector<std::string> extra_specials)

@@ -128,8 +128,9 @@ std::string tokenizer_files_wanted();
 TokenizerFile tokenizer_file_named(const std::string& choice);
 
 // The subword model a tokenizer uses.
-// WordLevel: one token per pre-tokenized word (tokenizer.json only).
-enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram, WordLevel };
+// WordLevel: one token per pre-tokenized word (tokenizer.json only). Bpe: BPE over characters, not bytes
+// (tokenizer.json without a ByteLevel pre-tokenizer: Llama 2, Gemma; "▁" for spaces, <0xNN> byte tokens).
+enum class SubwordKind { WordPiece, ByteLevelBpe, Unigram, WordLevel, Bpe };
 const char* to_string(SubwordKind kind);
 std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the inverse of to_string
 
@@ -138,6 +139,23 @@ std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the 
 // only spaces as "␣", bytes of a character split between tokens as <0xNN>; WordPiece ("##berries")
 // and Unigram ("▁straw") tokens as they are.
 std::string readable_token(const std::string& token, SubwordKind kind);
+
+// The special tokens by the part they play, each an id or none (std::nullopt). Which of them the template
+// puts around sentences is the PairTemplate's business (Tokenizer::pair_template()); these say which
+// token is which, for the model layer and the detectors.
+struct SpecialTokens {
+  // Opens a sequence: the template's first token ([CLS], <s>, <|begin_of_text|>, <bos>), else the files'
+  // bos_token when the vocabulary has it (GPT-2: <|endoftext|>, which its template does not add).
+  std::optional<int32_t> begin;
+  // Closes one: the single-sentence template's last token ([SEP], </s>), else eos_token (<|endoftext|>,
+  // <|end_of_text|>, <eos>).
+  std::optional<int32_t> end;
+  // Between A and B in the pair template ([SEP], </s>); none where the template has nothing there or
+  // only the begin token again (decoders).
+  std::optional<int32_t> separator;
+  // pad_token; none for GPT-2, Llama 3, Pythia and others without one.
+  std::optional<int32_t> pad;
+};
 
 // What every file recipe (tokenizer/files/recipes.hpp) builds: the parts of a Tokenizer.
 struct TokenizerParts {
@@ -148,7 +166,7 @@ struct TokenizerParts {
   PairTemplate pair_template;
   LongestFirst truncation = LongestFirst::Transformers;
   std::string source;  // see Tokenizer::source
-  int32_t cls_id = 0, sep_id = 0, pad_id = 0;
+  SpecialTokens specials;
   bool cjk_isolated = false;  // the normalizer puts spaces around CJK characters (each is a word)
 };
 
@@ -186,9 +204,13 @@ class Tokenizer {
 
   const Vocab& vocab() const { return p_.vocab; }
   const TokenizerConfig& config() const { return p_.config; }
-  int32_t cls_id() const { return p_.cls_id; }
-  int32_t sep_id() const { return p_.sep_id; }
-  int32_t pad_id() const { return p_.pad_id; }
+  const SpecialTokens& specials() const { return p_.specials; }
+  // The id a batch is padded with: pad, else end, else begin, else 0 (padded positions are masked, so
+  // without a pad token any valid id serves).
+  int32_t pad_id() const;
+  // The begin and separator roles by their BERT names; -1 when the tokenizer has none.
+  int32_t cls_id() const { return p_.specials.begin.value_or(-1); }
+  int32_t sep_id() const { return p_.specials.separator.value_or(-1); }
   const PairTemplate& pair_template() const { return p_.pair_template; }
   LongestFirst truncation() const { return p_.truncation; }
   bool cjk_isolated() const { return p_.cjk_isolated; }

@@ -65,6 +65,9 @@ struct TokenizerConfig {
   int64_t model_max_length = 512;  // already capped at the model's max_tokens
   std::string unk_token = "[UNK]", sep_token = "[SEP]", pad_token = "[PAD]", cls_token = "[CLS]",
               mask_token = "[MASK]";
+  bool pad_named = false;  // pad_token is tokenizer_config.json's, not the "[PAD]" default
+  // bos_token and eos_token of tokenizer_config.json, else special_tokens_map.json; unset (or null): none.
+  std::optional<std::string> bos_token, eos_token;
 };
 
 // The settings of tokenizer_config.json (defaults where it is absent); model_max_length is capped at

@@ -49,6 +49,9 @@ SlowSpecialIds slow_special_ids(const TokenizerConfigFiles& files, const std::fi
 // The special-token strings of a slow tokenizer in its TokenizerConfig.
 void set_special_strings(TokenizerConfig& c, const SlowSpecials& s);
 
+// The roles of an encoder's template tokens: [CLS]/<s> begins, [SEP]/</s> ends and separates.
+SpecialTokens encoder_specials(int32_t cls, int32_t sep, int32_t pad);
+
 // ModelError unless every id below `max_id` + 1 fits config.json's vocab_size.
 void check_vocab_size(int64_t max_id, const TokenizerFacts& facts, const std::filesystem::path& file);
 

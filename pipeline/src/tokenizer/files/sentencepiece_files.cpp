@@ -55,11 +55,9 @@ TokenizerParts sentencepiece_recipe(const std::filesystem::path& model_file, con
   t.config = tokenizer_config(files, facts);
   t.config.do_lower_case = (albert || deberta) && o.do_lower_case;
   set_special_strings(t.config, s);
-  t.cls_id = ids.cls;
-  t.sep_id = ids.sep;
-  t.pad_id = ids.pad;
-  t.pair_template = albert || deberta ? PairTemplate::bert(s.cls, t.cls_id, s.sep, t.sep_id)
-                                      : PairTemplate::roberta(s.cls, t.cls_id, s.sep, t.sep_id);
+  t.specials = encoder_specials(ids.cls, ids.sep, ids.pad);
+  t.pair_template = albert || deberta ? PairTemplate::bert(s.cls, ids.cls, s.sep, ids.sep)
+                                      : PairTemplate::roberta(s.cls, ids.cls, s.sep, ids.sep);
   t.source = model_file.filename().string() + " (Unigram, SentencePiece, " +
              (albert ? "AlbertTokenizer, BERT" : deberta ? "DebertaV2Tokenizer, BERT" : "XLMRobertaTokenizer, RoBERTa") +
              " template)";

@@ -73,6 +73,14 @@ SlowSpecialIds slow_special_ids(const TokenizerConfigFiles& files, const std::fi
   return out;
 }
 
+SpecialTokens encoder_specials(int32_t cls, int32_t sep, int32_t pad) {
+  SpecialTokens s;
+  s.begin = cls;
+  s.end = s.separator = sep;
+  s.pad = pad;
+  return s;
+}
+
 void set_special_strings(TokenizerConfig& c, const SlowSpecials& s) {
   c.cls_token = s.cls;
   c.sep_token = s.sep;

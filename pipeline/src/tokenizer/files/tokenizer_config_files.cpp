@@ -124,6 +124,9 @@ TokenizerConfig tokenizer_config(const TokenizerConfigFiles& f, const TokenizerF
   take(f.specials.pad, t.pad_token);
   take(f.specials.cls, t.cls_token);
   take(f.specials.mask, t.mask_token);
+  t.pad_named = f.specials.pad.has_value();
+  t.bos_token = f.specials.bos ? f.specials.bos : f.map_specials.bos;
+  t.eos_token = f.specials.eos ? f.specials.eos : f.map_specials.eos;
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include "common/json_file.hpp"
 #include "tokenizer/files/recipes.hpp"
 #include "tokenizer/normalizers/precompiled_charsmap.hpp"
+#include "tokenizer/pre_tokenizers/split_regex.hpp"
 #include "tokenizer/unicode_text.hpp"
 
 namespace attnscan::detail {
@@ -89,9 +90,14 @@ struct Reader {
       s.kind = K::Strip;
       s.strip_left = get<bool>(j, "normalizer Strip", "strip_left", true);
       s.strip_right = get<bool>(j, "normalizer Strip", "strip_right", true);
+    } else if (type == "Prepend") {
+      s.kind = K::Prepend;
+      if (!j.contains("prepend") || !j["prepend"].is_string()) fail("normalizer Prepend: needs a string \"prepend\"");
+      s.content = unicode::decode(j["prepend"].get<std::string>());
     } else {
       unsupported("normalizer", type,
-                  "BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, Strip, Sequence");
+                  "BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, Strip, Prepend, "
+                  "Sequence");
     }
     out.push_back(s);
   }
@@ -203,9 +209,44 @@ struct Reader {
         s.prepend = P::Never;
       }
       out.push_back(s);
+    } else if (type == "Split") {
+      out.push_back(split(j));
+    } else if (type == "Digits") {
+      PreTokenizerStep s{PreTokenizerStep::Kind::Digits};
+      s.individual_digits = get<bool>(j, "pre_tokenizer Digits", "individual_digits", false);
+      out.push_back(s);
     } else {
-      unsupported("pre_tokenizer", type, "BertPreTokenizer, WhitespaceSplit, ByteLevel, Metaspace, Sequence");
+      unsupported("pre_tokenizer", type, "BertPreTokenizer, WhitespaceSplit, ByteLevel, Metaspace, Split, Digits, Sequence");
     }
+  }
+
+  // Split: {"pattern": {"Regex": r} | {"String": s}, "behavior", "invert"}.
+  PreTokenizerStep split(const json& j) const {
+    const std::string part = "pre_tokenizer Split";
+    PreTokenizerStep s{PreTokenizerStep::Kind::Split};
+    const json pattern = j.value("pattern", json());
+    const bool regex = pattern.is_object() && pattern.contains("Regex") && pattern["Regex"].is_string();
+    if (!regex && !(pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()))
+      fail(part + ": field 'pattern' must be {\"Regex\": ...} or {\"String\": ...}");
+    const std::string text = pattern[regex ? "Regex" : "String"].get<std::string>();
+    try {
+      s.pattern = regex ? SplitRegex::regex(text) : SplitRegex::literal(text);
+    } catch (const std::invalid_argument& e) {
+      fail(part + ": field 'pattern.Regex' '" + text + "' is not a valid regex: " + e.what());
+    }
+    const std::string behavior = get<std::string>(j, part, "behavior", "");
+    using B = PreTokenizerStep::SplitBehavior;
+    const std::pair<const char*, B> behaviors[] = {{"Removed", B::Removed}, {"Isolated", B::Isolated},
+                                                   {"MergedWithPrevious", B::MergedWithPrevious},
+                                                   {"MergedWithNext", B::MergedWithNext}, {"Contiguous", B::Contiguous}};
+    bool known = false;
+    for (const auto& [name, b] : behaviors)
+      if (behavior == name) s.behavior = b, known = true;
+    if (!known)
+      fail(part + ": field 'behavior' '" + behavior +
+           "' is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
+    s.invert = get<bool>(j, part, "invert", false);
+    return s;
   }
 
   void model(const json& j, FastPipeline& p) const;
@@ -242,7 +283,7 @@ struct Reader {
     p.model = SubwordKind::ByteLevelBpe;
     if (j.contains("dropout") && !j["dropout"].is_null() && get<double>(j, part, "dropout", 0.0) != 0.0)
       fail(part + ": dropout " + j["dropout"].dump() + " is not supported (only null: attnscan is deterministic)");
-    if (get<bool>(j, part, "byte_fallback", false)) fail(part + ": byte_fallback is not supported yet");
+    p.byte_fallback = get<bool>(j, part, "byte_fallback", false);
     if (!get<std::string>(j, part, "continuing_subword_prefix", "").empty())
       fail(part + ": continuing_subword_prefix is not supported yet (only empty)");
     if (!get<std::string>(j, part, "end_of_word_suffix", "").empty())
@@ -371,12 +412,24 @@ struct Reader {
     if (seen != (pair ? 2 : 1)) fail(part + ": must contain sequence A" + std::string(pair ? " and B" : ""));
   }
 
-  std::string post_processor(const json& j, PairTemplate& t, FastPipeline& p) const {
-    if (j.is_null())
-      fail("post_processor is null: attnscan needs the special tokens around the sentences "
-           "(supported: BertProcessing, RobertaProcessing, TemplateProcessing)");
+  // The template (none: nothing added) and ByteLevel's offset trimming; `templates`: processors so far that
+  // set the template (a Sequence may hold one).
+  std::string post_processor(const json& j, PairTemplate& t, FastPipeline& p, int& templates) const {
+    if (j.is_null()) return "no post-processor";
     const std::string type = type_of(j, "post_processor");
-    if (type == "BertProcessing" || type == "RobertaProcessing") {
+    if (type != "Sequence" && type != "ByteLevel" && templates++ > 0)
+      fail("post_processor Sequence: more than one processor adding special tokens is not supported");
+    if (type == "Sequence") {
+      if (!j.contains("processors") || !j["processors"].is_array() || j["processors"].empty())
+        fail("post_processor Sequence: no \"processors\" list");
+      std::string names;
+      for (const auto& q : j["processors"]) names += (names.empty() ? "" : " + ") + post_processor(q, t, p, templates);
+      return names;
+    }
+    if (type == "ByteLevel") {  // offsets only: no tokens added
+      p.trim_offsets = get<bool>(j, "post_processor ByteLevel", "trim_offsets", true);
+      p.trim_prefix_space = get<bool>(j, "post_processor ByteLevel", "add_prefix_space", true);
+    } else if (type == "BertProcessing" || type == "RobertaProcessing") {
       auto [cls, cls_id] = token_id(j, "cls");
       auto [sep, sep_id] = token_id(j, "sep");
       t = type == "BertProcessing" ? PairTemplate::bert(cls, cls_id, sep, sep_id)
@@ -391,7 +444,7 @@ struct Reader {
       template_side(j.value("single", json()), j.value("special_tokens", json()), false, t);
       template_side(j.value("pair", json()), j.value("special_tokens", json()), true, t);
     } else {
-      unsupported("post_processor", type, "BertProcessing, RobertaProcessing, TemplateProcessing");
+      unsupported("post_processor", type, "BertProcessing, RobertaProcessing, TemplateProcessing, ByteLevel, Sequence");
     }
     return type;
   }
@@ -427,6 +480,26 @@ void Reader::model(const json& j, FastPipeline& p) const {
   fail("model type '" + type + "' is not supported yet (supported: " + model_kinds_supported() + ")");
 }
 
+// The special tokens' roles (tokenizer.hpp, SpecialTokens): the template's tokens first, then the names
+// tokenizer_config.json gives; `find` gives a token's id, -1 when the tokenizer lacks it.
+template <typename Find>
+SpecialTokens roles_of(const PairTemplate& tpl, const TokenizerConfig& config, Find find) {
+  auto id_of = [&](const std::optional<std::string>& name) -> std::optional<int32_t> {
+    const int32_t id = name ? find(*name) : -1;
+    return id < 0 ? std::nullopt : std::optional<int32_t>(id);
+  };
+  SpecialTokens s;
+  if (!tpl.single_prefix.empty()) s.begin = tpl.single_prefix.front().id;
+  else if (!tpl.prefix.empty()) s.begin = tpl.prefix.front().id;
+  else s.begin = config.bos_token ? id_of(config.bos_token) : id_of(config.cls_token);
+  if (!tpl.single_suffix.empty()) s.end = tpl.single_suffix.back().id;
+  else if (!tpl.suffix.empty()) s.end = tpl.suffix.back().id;
+  else s.end = config.eos_token ? id_of(config.eos_token) : id_of(config.sep_token);
+  if (!tpl.middle.empty() && tpl.middle.front().id != s.begin) s.separator = tpl.middle.front().id;
+  s.pad = id_of(config.pad_token);
+  return s;
+}
+
 }  // namespace
 
 FastPipeline read_tokenizer_json(const std::filesystem::path& file) {
@@ -438,18 +511,19 @@ FastPipeline read_tokenizer_json(const std::filesystem::path& file) {
   r.pre_tokenizer(j.value("pre_tokenizer", json()), p.pre_tokenizers);
   r.model(j.value("model", json()), p);
   r.added_tokens(j.value("added_tokens", json()), p);
-  const std::string post = r.post_processor(j.value("post_processor", json()), p.pair_template, p);
+  int templates = 0;
+  p.pair_template.name = "no template";
+  const std::string post = r.post_processor(j.value("post_processor", json()), p.pair_template, p, templates);
   // truncation/padding: transformers replaces both with the caller's settings, and so does attnscan.
   if (j.contains("padding") && j["padding"].is_object() && j["padding"].contains("pad_token") &&
       j["padding"]["pad_token"].is_string())
     p.pad_token = j["padding"]["pad_token"].get<std::string>();
   for (const auto& step : p.pre_tokenizers) p.byte_level = p.byte_level || step.kind == PreTokenizerStep::Kind::ByteLevel;
-  if (p.model == SubwordKind::ByteLevelBpe && !p.byte_level)
-    r.fail("model BPE without a ByteLevel pre-tokenizer is not supported yet (supported: byte-level BPE)");
+  if (p.model == SubwordKind::ByteLevelBpe && !p.byte_level) p.model = SubwordKind::Bpe;  // over characters (Llama 2, Gemma)
   if (p.model != SubwordKind::ByteLevelBpe && p.byte_level)
     r.fail("pre_tokenizer ByteLevel with model " + p.model_type + " is not supported (supported: with BPE)");
   p.description = "tokenizer.json (" + (p.model == SubwordKind::ByteLevelBpe ? std::string("byte-level BPE") : p.model_type) +
-                  ", " + post + ")";
+                  (p.byte_fallback ? " with byte_fallback" : "") + ", " + post + ")";
   return p;
 }
 
@@ -482,10 +556,8 @@ TokenizerParts tokenizer_json_recipe(const std::filesystem::path& tokenizer_json
   if (!tpl.prefix.empty()) config.cls_token = tpl.prefix.front().token;
   if (!tpl.suffix.empty()) config.sep_token = tpl.suffix.back().token;
   TokenizerParts t;
-  t.cls_id = tpl.prefix.empty() ? find(config.cls_token) : tpl.prefix.front().id;
-  t.sep_id = tpl.suffix.empty() ? find(config.sep_token) : tpl.suffix.back().id;
-  t.pad_id = find(config.pad_token);
-  if (t.pad_id < 0)
+  t.specials = roles_of(tpl, config, find);
+  if (!t.specials.pad && (config.pad_named || (!has_config && p->pad_token)))
     throw ModelError(where + ": pad token '" + config.pad_token + "' (from tokenizer_config.json) is not in the vocab");
   t.pair_template = tpl;
   t.truncation = LongestFirst::Tokenizers;

@@ -15,9 +15,11 @@
 namespace attnscan::detail {
 
 class PrecompiledCharsmap;  // SentencePiece's normalizer blob (tokenizer/normalizers/precompiled_charsmap.hpp)
+class SplitRegex;           // Split's pattern (tokenizer/pre_tokenizers/split_regex.hpp)
 
 struct NormalizerStep {
-  enum class Kind { Bert, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, Strip } kind = Kind::Bert;
+  enum class Kind { Bert, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Precompiled, Replace, Strip, Prepend } kind =
+      Kind::Bert;
   // BertNormalizer
   bool clean_text = true, handle_chinese_chars = true, lowercase = true;
   std::optional<bool> strip_accents;
@@ -33,9 +35,16 @@ struct NormalizerStep {
 };
 
 struct PreTokenizerStep {
-  enum class Kind { Bert, WhitespaceSplit, ByteLevel, Metaspace } kind;
+  enum class Kind { Bert, WhitespaceSplit, ByteLevel, Metaspace, Split, Digits } kind;
   // ByteLevel
   bool add_prefix_space = false, use_regex = true;
+  // Split: what becomes of the pattern's matches (the crate's SplitDelimiterBehavior)
+  enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous };
+  std::shared_ptr<const SplitRegex> pattern = nullptr;
+  SplitBehavior behavior = SplitBehavior::Isolated;
+  bool invert = false;  // the text between matches is what the behaviour applies to
+  // Digits
+  bool individual_digits = false;
   // Metaspace
   char32_t replacement = U'\u2581';
   enum class Prepend { Always, First, Never } prepend = Prepend::Always;
@@ -53,13 +62,14 @@ struct FastPipeline {
   std::vector<NormalizerStep> normalizers;     // applied in order; empty: none
   std::vector<PreTokenizerStep> pre_tokenizers;
   std::vector<AddedToken> added;
-  SubwordKind model = SubwordKind::WordPiece;  // "BPE" with a ByteLevel pre-tokenizer: ByteLevelBpe
+  SubwordKind model = SubwordKind::WordPiece;  // "BPE": ByteLevelBpe with a ByteLevel pre-tokenizer, else Bpe
   std::string model_type = "WordPiece";        // as the file names it
   Vocab vocab;                                 // the model's vocabulary (Unigram: piece i has id i)
   // BPE
   std::vector<std::pair<std::string, std::string>> merges;  // in rank order
   std::optional<std::string> bpe_unk;          // model.unk_token (null: characters outside the vocab are dropped)
   bool fuse_unk = false, ignore_merges = false;
+  bool byte_fallback = false;                  // a character outside the vocab as its bytes' <0xNN> tokens
   // Unigram
   std::vector<double> scores;                  // per id
   std::optional<int32_t> unigram_unk;          // model.unk_id
@@ -69,7 +79,7 @@ struct FastPipeline {
   PairTemplate pair_template;
   std::string description;                     // "tokenizer.json (WordPiece, RobertaProcessing)"
   bool byte_level = false;                     // a ByteLevel pre-tokenizer maps bytes to characters
-  bool trim_offsets = false, trim_prefix_space = false;  // RobertaProcessing's (processors/trim_offsets.hpp)
+  bool trim_offsets = false, trim_prefix_space = false;  // RobertaProcessing's or ByteLevel's (processors/trim_offsets.hpp)
   std::optional<std::string> pad_token;        // padding.pad_token when the file has one
 };
 

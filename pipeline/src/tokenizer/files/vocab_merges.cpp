@@ -65,11 +65,9 @@ TokenizerParts vocab_merges_recipe(const std::filesystem::path& dir, const Token
   t.config = tokenizer_config(files, facts);
   t.config.do_lower_case = false;
   set_special_strings(t.config, s);
-  t.cls_id = ids.cls;
-  t.sep_id = ids.sep;
-  t.pad_id = ids.pad;
+  t.specials = encoder_specials(ids.cls, ids.sep, ids.pad);
   // RobertaTokenizer.build_inputs_with_special_tokens: `<s> A </s></s> B </s>` whatever the family
-  t.pair_template = PairTemplate::roberta(s.cls, t.cls_id, s.sep, t.sep_id);
+  t.pair_template = PairTemplate::roberta(s.cls, ids.cls, s.sep, ids.sep);
   t.source = std::string("vocab.json + merges.txt (byte-level BPE, RobertaTokenizer") +
              (add_prefix_space ? ", add_prefix_space" : "") + ", RoBERTa template)";
   t.model = std::make_shared<RobertaSlowModel>(t.vocab, BpeMerges(merges), std::move(ids.added), ids.unk,

@@ -38,9 +38,7 @@ TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, Templat
     if (id < 0) throw ModelError("vocabulary has no special token '" + tok + "'");
     return id;
   };
-  p.cls_id = need(config.cls_token);
-  p.sep_id = need(config.sep_token);
-  p.pad_id = need(config.pad_token);
+  p.specials = encoder_specials(need(config.cls_token), need(config.sep_token), need(config.pad_token));
   need(config.unk_token);
   std::vector<SlowAddedToken> candidates;
   for (const auto* t : {&config.unk_token, &config.sep_token, &config.pad_token, &config.cls_token, &config.mask_token})
@@ -54,8 +52,8 @@ TokenizerParts wordpiece_slow_parts(Vocab vocab, TokenizerConfig config, Templat
     specials.push_back(t);
   }
   const bool roberta = kind == TemplateKind::Roberta;
-  p.pair_template = roberta ? PairTemplate::roberta(config.cls_token, p.cls_id, config.sep_token, p.sep_id)
-                            : PairTemplate::bert(config.cls_token, p.cls_id, config.sep_token, p.sep_id);
+  p.pair_template = roberta ? PairTemplate::roberta(config.cls_token, *p.specials.begin, config.sep_token, *p.specials.separator)
+                            : PairTemplate::bert(config.cls_token, *p.specials.begin, config.sep_token, *p.specials.separator);
   p.source = std::string("vocab.txt (WordPiece, ") + (roberta ? "RoBERTa" : "BERT") + " template)";
   p.model = std::make_shared<WordPieceModel>(vocab, config, std::move(specials));
   p.kind = SubwordKind::WordPiece;

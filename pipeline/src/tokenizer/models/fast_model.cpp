@@ -1,6 +1,7 @@
 // tokenizer.json with a BPE, Unigram or WordLevel model: the `tokenizers` crate's pipeline.
+#include <algorithm>
 #include <limits>
-#include <numeric>
+#include <optional>
 
 #include "common/error.hpp"
 #include "tokenizer/pre_tokenizers/byte_level.hpp"
@@ -17,7 +18,7 @@ constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY
 }
 
 FastSubwordModel::FastSubwordModel(std::shared_ptr<const FastPipeline> p) : p_(std::move(p)) {
-  if (p_->model == SubwordKind::ByteLevelBpe) {
+  if (p_->model == SubwordKind::ByteLevelBpe || p_->model == SubwordKind::Bpe) {
     merges_ = BpeMerges(p_->merges);
     return;
   }
@@ -30,45 +31,75 @@ FastSubwordModel::FastSubwordModel(std::shared_ptr<const FastPipeline> p) : p_(s
   for (double s : p_->scores) min_score_ = std::min(min_score_, s);
 }
 
-// BPE over the word's characters; a symbol covers the characters it was merged from.
+namespace {
+
+// byte_fallback's token of one byte: "<0x0A>" (Rust's `<{b:#04X}>`).
+std::string byte_token(unsigned char b) {
+  static const char* hex = "0123456789ABCDEF";
+  return std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
+}
+
+// A symbol BPE starts from and the characters [first, last] of the word behind it.
+struct BpeUnit {
+  std::string symbol;
+  std::size_t first, last;
+};
+
+const std::string kUnkSymbol = "\x01unk";  // an unknown character's symbol (no merge reads it)
+
+}  // namespace
+
+// BPE over the word's characters (GPT-2's byte characters for byte-level BPE), as the crate's
+// BPE::merge_word: a character outside the vocab becomes its bytes' <0xNN> tokens (byte_fallback, when
+// the vocab has all of them), else the unk token (consecutive ones fused with fuse_unk), else it is
+// dropped. A symbol covers the characters it was merged from; a byte token covers its whole character.
 void FastSubwordModel::bpe(const NormalizedText& word, int32_t word_idx, SentenceTokens& out) const {
   const auto& vocab = p_->vocab;
-  std::string whole;
-  std::vector<std::string> symbols;
-  std::vector<std::size_t> kept;       // the characters behind the symbols, in order
-  std::vector<std::size_t> unk_chars;  // how many characters each unknown symbol stands for
   const std::u32string& text = word.text();
+  std::vector<BpeUnit> units;
+  std::optional<BpeUnit> unk;  // an unknown run not yet added (the crate adds it before the next known character)
+  std::string whole;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char bytes[4];
-    std::string s(bytes, unicode::encode_char(text[i], bytes));
+    const std::size_t n = unicode::encode_char(text[i], bytes);
+    std::string s(bytes, n);
     whole += s;
     if (vocab.find(s) >= 0) {
-      symbols.push_back(std::move(s));
-    } else if (p_->bpe_unk) {  // unknown character: the unk token (consecutive ones fused with fuse_unk)
-      if (p_->fuse_unk && !symbols.empty() && symbols.back() == "\x01unk") {
-        ++unk_chars.back();
-      } else {
-        symbols.push_back("\x01unk");
-        unk_chars.push_back(1);
-      }
-    } else {
-      continue;  // no unk token: the character is dropped, as tokenizers does
+      if (unk) units.push_back(std::move(*unk)), unk.reset();
+      units.push_back({std::move(s), i, i});
+      continue;
     }
-    kept.push_back(i);
+    if (p_->byte_fallback) {
+      std::vector<std::string> tokens;
+      for (std::size_t k = 0; k < n; ++k) tokens.push_back(byte_token(static_cast<unsigned char>(bytes[k])));
+      if (std::all_of(tokens.begin(), tokens.end(), [&](const std::string& t) { return vocab.find(t) >= 0; })) {
+        for (auto& t : tokens) units.push_back({std::move(t), i, i});
+        continue;
+      }
+    }
+    if (!p_->bpe_unk) continue;  // no unk token: the character is dropped, as tokenizers does
+    if (unk && p_->fuse_unk) {
+      unk->last = i;
+    } else {
+      if (unk) units.push_back(std::move(*unk));
+      unk = BpeUnit{kUnkSymbol, i, i};
+    }
   }
-  if (p_->ignore_merges && vocab.find(whole) >= 0) {
+  if (unk) units.push_back(std::move(*unk));
+  std::vector<std::string> symbols;
+  if (p_->ignore_merges && vocab.find(whole) >= 0 && !text.empty()) {
     symbols = {whole};  // every character of the word
-    kept.resize(text.size());
-    std::iota(kept.begin(), kept.end(), std::size_t{0});
+    units = {{whole, 0, text.size() - 1}};
   } else {
+    for (const auto& u : units) symbols.push_back(u.symbol);
     merges_.merge(symbols);
   }
-  std::size_t at = 0, unk = 0;  // kept characters passed; unknown symbols passed
+  std::size_t at = 0;  // units passed: a merged symbol is the concatenation of the next ones
   for (auto& s : symbols) {
-    const bool is_unk = s == "\x01unk";
-    const std::size_t n = is_unk ? unk_chars[unk++] : unicode::char_count(s);
-    const CharSpan span = word.original(kept[at], kept[at + n - 1] + 1);
-    at += n;
+    const std::size_t first = at;
+    for (std::size_t bytes = 0; bytes < s.size() && at < units.size(); ++at) bytes += units[at].symbol.size();
+    const CharSpan span = word.original(units[first].first, units[at - 1].last + 1);
+    const bool is_unk = s == kUnkSymbol;
     const int32_t id = is_unk ? vocab.find(*p_->bpe_unk) : vocab.find(s);
     out.push(id, is_unk ? *p_->bpe_unk : std::move(s), word_idx, false, span);
   }
@@ -114,7 +145,7 @@ SentenceTokens FastSubwordModel::tokenize(std::string_view text_utf8) const {
     }
     for (const auto& w : pre_tokenize(p_->pre_tokenizers, std::move(piece.text))) {
       const auto word = static_cast<int32_t>(out.words.size());
-      if (p_->model == SubwordKind::ByteLevelBpe) bpe(w, word, out);
+      if (p_->model == SubwordKind::ByteLevelBpe || p_->model == SubwordKind::Bpe) bpe(w, word, out);
       else if (p_->model == SubwordKind::WordLevel) word_level(w, word, out);
       else unigram(w, word, out);
       std::string text_of_word;
@@ -128,6 +159,12 @@ SentenceTokens FastSubwordModel::tokenize(std::string_view text_utf8) const {
         for (char32_t c : w.text())
           if (c != U'\u2581') t.push_back(c);
         text_of_word = unicode::encode(t.empty() ? w.text() : t);
+      } else if (p_->model == SubwordKind::Bpe) {  // "▁" as the space it stands for, none leading
+        std::u32string t = w.text();
+        for (char32_t& c : t)
+          if (c == U'\u2581') c = U' ';
+        const auto lead = t.find_first_not_of(U' ');
+        text_of_word = unicode::encode(lead == std::u32string::npos ? w.text() : t.substr(lead));
       } else {
         text_of_word = unicode::encode(w.text());
       }

@@ -19,6 +19,7 @@ void normalize(const std::vector<NormalizerStep>& steps, NormalizedText& text) {
       case K::Precompiled: s.charsmap->normalize(text); break;
       case K::Replace: replace(s, text); break;
       case K::Strip: strip(s, text); break;
+      case K::Prepend: prepend(s, text); break;
     }
   }
 }

@@ -17,6 +17,7 @@ void strip_nonspacing_marks(NormalizedText& text);
 void strip_accents(NormalizedText& text);                             // strip_accents.cpp
 void replace(const NormalizerStep& s, NormalizedText& text);          // replace.cpp
 void strip(const NormalizerStep& s, NormalizedText& text);            // strip.cpp
+void prepend(const NormalizerStep& s, NormalizedText& text);          // prepend.cpp
 
 // NFC, NFD, NFKC, NFKD (unicode_forms.cpp): a decomposed character's first part replaces it and the
 // rest are inserted; a composed character replaces the first it was made of and removes the others.

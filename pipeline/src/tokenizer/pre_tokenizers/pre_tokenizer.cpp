@@ -17,6 +17,10 @@ std::vector<NormalizedText> pre_tokenize(const std::vector<PreTokenizerStep>& st
       byte_level(s, pieces);
     } else if (s.kind == K::Metaspace) {
       metaspace(s, pieces);
+    } else if (s.kind == K::Split) {
+      split(s, pieces);
+    } else if (s.kind == K::Digits) {
+      digits(s, pieces);
     } else {
       bert_split(s, pieces);
     }

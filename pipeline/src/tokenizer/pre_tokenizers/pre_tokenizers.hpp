@@ -13,6 +13,19 @@ namespace attnscan::detail {
 void bert_split(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);  // bert_pre_tokenizer.cpp
 void byte_level(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);  // byte_level_step.cpp
 void metaspace(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);   // metaspace.cpp
+void split(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);       // split.cpp
+void digits(const PreTokenizerStep& s, std::vector<NormalizedText>& pieces);      // digits.cpp
+
+// A pattern's matches and the text between them, [begin, end) in characters, covering a piece (the
+// crate's find_matches; an empty piece is one empty non-match).
+struct PatternSpan {
+  std::size_t begin, end;
+  bool is_match;
+};
+std::vector<PatternSpan> with_gaps(const std::vector<std::pair<std::size_t, std::size_t>>& matches, std::size_t size);
+// The piece's slices as the crate's NormalizedString::split cuts them with `behavior` (split.cpp).
+void split_by_behavior(const NormalizedText& piece, const std::vector<PatternSpan>& spans,
+                       PreTokenizerStep::SplitBehavior behavior, std::vector<NormalizedText>& out);
 
 // Appends `piece.slice(begin, end)` unless empty.
 void push_slice(const NormalizedText& piece, std::size_t begin, std::size_t end, std::vector<NormalizedText>& out);
