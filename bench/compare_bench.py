@@ -24,7 +24,7 @@ child's tree), the ratios to attnscan, and the model-FLOP rate of the attnscan r
 GEMM peak measured in this invocation (bench/forward_bench --gemm-peak, before and after; the larger).
 
 FLOPs are counted from the model's config.json and the stored examples/n_tokens (real tokens, no
-padding), as BertEncoder::flops counts them: per layer 2*T*(4H^2 + 2HI) + 4*sum(n^2)*H (QKV,
+padding), as Transformer::flops counts them: per layer 2*T*(4H^2 + 2HI) + 4*sum(n^2)*H (QKV,
 attention output, FFN; QK^T and PV), T = sum(n). "model" counts every layer complete; "executed"
 counts what attnscan runs without hidden states: the last layer stops at its attention
 probabilities (QKV and QK^T only), as the encoder does.

@@ -1,5 +1,5 @@
 // Forward-only throughput on a real dataset: the same tokenization, blocks and length-bucketed
-// batches as `attnscan run`, timing only BertEncoder::forward. The baseline for bench/run_bench.py.
+// batches as `attnscan run`, timing only Transformer::forward. The baseline for bench/run_bench.py.
 //
 //   dataset_forward_bench TSV_FILE COL_A COL_B [--header] [--block-rows 256] [--batch-tokens 768]
 #include <chrono>
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     if (streams > cores) continue;
     EncoderOptions o;
     o.threads = std::max(1, cores / streams);
-    BertEncoder enc(model, o);
+    Transformer enc(model, o);
     enc.forward(batches[0][0]);  // warm-up
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;

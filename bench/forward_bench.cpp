@@ -5,7 +5,7 @@
 //   forward_bench --ops [--threads N] [--model DIR] (self time of each ATen op in a 16 x 48 forward)
 //
 // Prints, per model / precision / batch / length: sequences/s, achieved GFLOP/s (useful FLOPs of the
-// padded batch, see BertEncoder::flops) and that rate as a share of the measured fp32 GEMM peak.
+// padded batch, see Transformer::flops) and that rate as a share of the measured fp32 GEMM peak.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
@@ -76,7 +76,7 @@ TokenBatch random_batch(int64_t batch, int64_t len, int64_t vocab, std::mt19937&
 
 // Self time of each ATen op over `reps` forwards of one batch (LibTorch's legacy profiler, CPU events):
 // what is spent outside the matrix kernels, op by op. Prints the ops by self time.
-void print_op_times(const BertEncoder& enc, const TokenBatch& b, int reps) {
+void print_op_times(const Transformer& enc, const TokenBatch& b, int reps) {
   namespace prof = torch::autograd::profiler;
   enc.forward(b);  // warm-up
   prof::enableProfilerLegacy(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::CPU));
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
     const auto loaded = load_model(model_dir);
     EncoderOptions o;
     o.threads = threads;
-    const BertEncoder enc(loaded, o);
+    const Transformer enc(loaded, o);
     std::printf("%s, linear %s, batch 16 x 48\n", model_dir.c_str(), linear_backend_name(resolve_linear_backend(o)));
     print_op_times(enc, random_batch(16, 48, loaded.config.vocab_size, rng), 50);
     return 0;
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
       o.precision = p;
       o.threads = threads;
       o.linear = linear;
-      BertEncoder enc(loaded, o);
+      Transformer enc(loaded, o);
       for (auto [batch, len] : shapes) {
         auto b = random_batch(batch, len, loaded.config.vocab_size, rng);
         double s = best_seconds([&] { enc.forward(b); }, quick ? 0.5 : 1.5);

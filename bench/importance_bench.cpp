@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     if (objective) head = load_task_head(model, *objective);
     EncoderOptions opts;
     opts.threads = threads;
-    const BertEncoder enc(model, opts, head ? &*head : nullptr);
+    const Transformer enc(model, opts, head ? &*head : nullptr);
     std::vector<Encoding> encodings;
     std::vector<std::size_t> lengths;
     std::size_t tokens = 0;

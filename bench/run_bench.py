@@ -5,7 +5,7 @@
 
 Prints, from one run of each on this machine:
   - forward-only pairs/s (bench/dataset_forward_bench: same tokenization, blocks and batches, only
-    BertEncoder::forward timed, best of 1x2 and 2x1 streams x threads);
+    Transformer::forward timed, best of 1x2 and 2x1 streams x threads);
   - end-to-end pairs/s of `attnscan run` (whole process wall time: model load, hashing, the
     tokenizing pre-pass, reading, forward, fp16 storage uncompressed, commits, finishing) and its
     share of the forward-only rate (target >= 85%);

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       std::cerr << spec << ": expected NAME=MODEL_DIR:MODEL_TYPE:slow|json\n";
       return 2;
     }
-    BertConfig model;
+    ModelConfig model;
     model.model_type = spec.substr(c1 + 1, c2 - c1 - 1);
     model.vocab_size = 1 << 24;
     model.max_position_embeddings = 512;

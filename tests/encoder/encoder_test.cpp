@@ -31,7 +31,7 @@ void check_shape(const test::ModelShape& shape, const test::BuildOptions& build)
   auto dir = test::build_model(test::scratch_dir("enc_" + shape.name), shape, build);
   auto model = load_model(dir);
   auto tok = load_tokenizer(dir, model.config);
-  BertEncoder enc(model, EncoderOptions{});
+  Transformer enc(model, EncoderOptions{});
   Encoding long_pair = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   Encoding short_pair = tok.encode_pair("strawberries", "i sat");
   auto batch = TokenBatch::from_encodings({&long_pair, &short_pair}, tok.pad_id());
@@ -113,7 +113,7 @@ TEST(Encoder, LastLayerStopsAtItsAttentionWithoutHiddenStates) {
   auto dir = test::build_model(test::scratch_dir("enc_attention_only"), test::tiny_shape());
   auto model = load_model(dir);
   auto tok = load_tokenizer(dir, model.config);
-  BertEncoder enc(model, EncoderOptions{});
+  Transformer enc(model, EncoderOptions{});
   Encoding e = tok.encode_pair("the cat sat on the mat.", "the dog went to the store.");
   auto batch = TokenBatch::from_encodings({&e, &e}, tok.pad_id());  // no padding: one batched product
   auto with = enc.forward(batch, ForwardOutputs{/*hidden_states=*/true});
@@ -136,8 +136,8 @@ TEST(Encoder, Bf16StaysCloseToFp32) {
   auto batch = TokenBatch::from_encodings({&e}, tok.pad_id());
   EncoderOptions bf16;
   bf16.precision = Precision::BF16;
-  auto a = BertEncoder(model, EncoderOptions{}).forward(batch);
-  auto b = BertEncoder(model, bf16).forward(batch);
+  auto a = Transformer(model, EncoderOptions{}).forward(batch);
+  auto b = Transformer(model, bf16).forward(batch);
   double d = max_diff(a, 0, b, 0, static_cast<int64_t>(e.size()));
   EXPECT_GT(d, 0.0);  // really a different computation
   EXPECT_LT(d, 0.02);
@@ -150,13 +150,13 @@ TEST(Encoder, Bf16IsRefusedInOneLineWhereItCannotRun) {
   bf16.precision = Precision::BF16;
   const auto& platform = compute_platform();
   if (platform.bf16 != Bf16Support::Unavailable) {
-    EXPECT_NO_THROW(BertEncoder(model, bf16));
+    EXPECT_NO_THROW(Transformer(model, bf16));
     EXPECT_TRUE(platform.bf16_refusal().empty());
     EXPECT_NO_THROW(require_precision(Precision::BF16, "engine.precision"));
     return;
   }
   try {
-    BertEncoder enc(model, bf16);
+    Transformer enc(model, bf16);
     FAIL() << "bf16 accepted on a machine without it";
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -191,8 +191,8 @@ TEST(Encoder, ThreadCountChangesAttentionOnlyWithinTolerance) {
   EncoderOptions one, two;
   one.threads = 1;
   two.threads = 2;
-  auto x = BertEncoder(model, one).forward(batch);
-  auto y = BertEncoder(model, two).forward(batch);
+  auto x = Transformer(model, one).forward(batch);
+  auto y = Transformer(model, two).forward(batch);
   const double d = std::max(max_diff(x, 0, y, 0, static_cast<int64_t>(a.size())),
                             max_diff(x, 1, y, 1, static_cast<int64_t>(b.size())));
   std::cout << "max |1 thread - 2 threads| " << d << "\n";
@@ -202,7 +202,7 @@ TEST(Encoder, ThreadCountChangesAttentionOnlyWithinTolerance) {
 TEST(Encoder, LibTorchErrorsBecomeOneLine) {
   auto dir = test::build_model(test::scratch_dir("enc_c10"), test::tiny_shape());
   auto model = load_model(dir);
-  BertEncoder enc(model, EncoderOptions{});
+  Transformer enc(model, EncoderOptions{});
   TokenBatch b;  // a malformed batch: a row claims more tokens than the batch holds
   b.batch = 2;
   b.seq_len = 3;
@@ -223,7 +223,7 @@ TEST(Encoder, LibTorchErrorsBecomeOneLine) {
 TEST(Encoder, RejectsBadInput) {
   auto dir = test::build_model(test::scratch_dir("enc_bad"), test::tiny_shape());
   auto model = load_model(dir);
-  BertEncoder enc(model, EncoderOptions{});
+  Transformer enc(model, EncoderOptions{});
   TokenBatch b;
   b.batch = 1;
   b.seq_len = 2;
@@ -238,6 +238,6 @@ TEST(Encoder, RejectsBadInput) {
   EXPECT_THROW(enc.forward(b), Error);
   EncoderOptions cuda;
   cuda.device = DeviceSpec::parse("cuda:0");
-  EXPECT_THROW(BertEncoder(model, cuda), Error);  // this LibTorch has no CUDA
+  EXPECT_THROW(Transformer(model, cuda), Error);  // this LibTorch has no CUDA
   EXPECT_THROW(DeviceSpec::parse("tpu"), Error);
 }

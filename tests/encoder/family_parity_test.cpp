@@ -136,7 +136,7 @@ void FamilyParity::expect_attention_matches_hf(const EncoderOptions& options) {
   std::vector<Encoding> rows;
   for (std::size_t i = 0; i < pairs_; ++i) rows.push_back(reference_encoding(*ref_, i));
   const int32_t pad = 0;  // any id: padded positions are masked as keys and their rows dropped
-  BertEncoder enc(model_, options);
+  Transformer enc(model_, options);
   double alone = 0, batched = 0;
   std::vector<const Encoding*> batch;
   for (std::size_t i = 0; i < pairs_; ++i) {
@@ -198,7 +198,7 @@ TEST_P(FamilyParity, WeightsLoadedOnSeveralThreadsGiveTheSameAttention) {
   EncoderOptions one, three;
   three.load_threads = 3;  // more than this machine's 2 cores: tasks are handed out as threads come free
   const auto tokens = TokenBatch::from_encodings(batch, 0);
-  const auto x = BertEncoder(model_, one).forward(tokens), y = BertEncoder(model_, three).forward(tokens);
+  const auto x = Transformer(model_, one).forward(tokens), y = Transformer(model_, three).forward(tokens);
   ASSERT_EQ(x.attention.size(), y.attention.size());
   std::size_t differ = 0;
   for (std::size_t k = 0; k < x.attention.size(); ++k) differ += x.attention[k] != y.attention[k];

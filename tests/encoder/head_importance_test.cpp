@@ -82,7 +82,7 @@ TEST_P(HeadImportanceParity, MatchesHuggingFaceHeadMask) {
   if (objective_) head = load_task_head(model_, *objective_);
   EncoderOptions opts;
   opts.threads = 2;
-  BertEncoder enc(model_, opts, head ? &*head : nullptr);
+  Transformer enc(model_, opts, head ? &*head : nullptr);
   std::vector<Encoding> rows;
   for (std::size_t i = 0; i < pairs; ++i) rows.push_back(row(i));
   std::vector<const Encoding*> batch;

@@ -83,7 +83,7 @@ TEST_F(Parity, TokensMatchHuggingFace) {
 }
 
 TEST_F(Parity, Fp32AttentionMatchesHuggingFaceOneByOne) {
-  BertEncoder enc(*model, EncoderOptions{});
+  Transformer enc(*model, EncoderOptions{});
   double worst = 0;
   for (std::size_t i = 0; i < encodings.size(); ++i) {
     auto out = enc.forward(TokenBatch::from_encodings({&encodings[i]}, tok->pad_id()));
@@ -96,7 +96,7 @@ TEST_F(Parity, Fp32AttentionMatchesHuggingFaceOneByOne) {
 }
 
 TEST_F(Parity, Fp32AttentionMatchesHuggingFaceInOnePaddedBatch) {
-  BertEncoder enc(*model, EncoderOptions{});
+  Transformer enc(*model, EncoderOptions{});
   std::vector<const Encoding*> batch;
   for (const auto& e : encodings)
     if (e.size() < 200) batch.push_back(&e);  // mixed lengths, so most rows are padded
@@ -114,7 +114,7 @@ TEST_F(Parity, Bf16DeviationIsMeasured) {
   if (compute_platform().bf16 == Bf16Support::Unavailable) GTEST_SKIP() << compute_platform().bf16_refusal();
   EncoderOptions o;
   o.precision = Precision::BF16;
-  BertEncoder enc(*model, o);
+  Transformer enc(*model, o);
   double worst = 0, sum = 0;
   std::size_t count = 0;
   for (std::size_t i = 0; i < encodings.size(); ++i) {

@@ -193,13 +193,21 @@ TEST(ModelLoadingErrors, TensorWithInconsistentByteCountIsNamed) {
 
 TEST(ModelLoadingErrors, UnsupportedArchitectureIsNamed) {
   test::BuildOptions o;
-  o.model_type = "gpt2";
+  o.model_type = "t5";
   auto dir = test::build_model(test::scratch_dir("err_arch"), test::tiny_shape(), o);
   auto msg = load_error(dir);
   EXPECT_MENTIONS(msg, (dir / "config.json").string());
-  EXPECT_MENTIONS(msg, "unsupported architecture model_type 'gpt2'");
+  EXPECT_MENTIONS(msg, "unsupported architecture model_type 't5'");
   EXPECT_MENTIONS(msg, "attnscan supports 'bert', 'roberta', 'xlm-roberta', 'distilbert', 'electra', 'albert', 'mpnet', "
-                       "'deberta-v2', 'modernbert'");
+                       "'deberta-v2', 'modernbert', 'gpt2', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma3_text', 'gpt_neox'");
+}
+
+TEST(ModelLoadingErrors, ADecoderConfigNamesItsMissingField) {
+  test::BuildOptions o;
+  o.model_type = "gpt2";  // a BERT-shaped config.json: GPT-2's own size fields are missing
+  auto dir = test::build_model(test::scratch_dir("err_gpt2_fields"), test::tiny_shape(), o);
+  auto msg = load_error(dir);
+  EXPECT_MENTIONS(msg, (dir / "config.json").string() + ": missing field 'n_embd'");
 }
 
 namespace {

@@ -17,7 +17,7 @@
 #include "store/attention_checksums.hpp"
 #include "store/crc32c.hpp"
 #include "store/file_check.hpp"
-#include "store/half_float.hpp"
+#include "common/half_float.hpp"
 #include "store/layout_file.hpp"
 #include "store/output_file.hpp"
 #include "store/output_session.hpp"

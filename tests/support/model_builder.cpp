@@ -116,7 +116,7 @@ std::filesystem::path build_model(const std::filesystem::path& dir, const ModelS
     std::ofstream v(dir / "vocab.txt");
     for (const auto& t : test_vocab()) v << t << "\n";
   }
-  BertConfig c;
+  ModelConfig c;
   c.vocab_size = s.vocab;
   c.hidden_size = s.hidden;
   c.num_layers = s.layers;

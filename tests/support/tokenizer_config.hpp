@@ -10,15 +10,15 @@
 
 namespace attnscan::test {
 
-// model_type, vocab_size, max_position_embeddings of dir/config.json. Families load_bert_config
+// model_type, vocab_size, max_position_embeddings of dir/config.json. Families load_model_config
 // does not accept are read directly: the tokenizer does not depend on the encoder supporting them.
-inline BertConfig tokenizer_model_config(const std::filesystem::path& dir) {
+inline ModelConfig tokenizer_model_config(const std::filesystem::path& dir) {
   try {
-    return load_bert_config(dir / "config.json");
+    return load_model_config(dir / "config.json");
   } catch (const ModelError& e) {
     std::cout << "note: " << e.what() << "; reading only the tokenizer's fields of config.json\n";
     auto j = nlohmann::json::parse(std::ifstream(dir / "config.json"));
-    BertConfig c;
+    ModelConfig c;
     c.model_type = j.at("model_type").get<std::string>();
     c.vocab_size = j.at("vocab_size").get<int64_t>();
     c.max_position_embeddings = j.at("max_position_embeddings").get<int64_t>();

@@ -27,7 +27,7 @@ TEST(AddedTokens, SingleWordAsEachHuggingFaceLibraryMeansIt) {
   for (const auto& [key, list] : rows) {
     const auto& [model, kind] = key;
     const auto dir = root / model;
-    BertConfig config;
+    ModelConfig config;
     if (std::filesystem::exists(dir / "config.json")) {
       config = test::tokenizer_model_config(dir);
     } else {  // the trained tokenizers, named by family

@@ -170,7 +170,7 @@ TEST(SentencePieceModel, TokenizerReadsALoneModelFile) {
   // A model directory with only the *.model: the slow tokenizer, in every program (no libsentencepiece).
   const auto dir = test::scratch_dir("spm_lone_model");
   std::ofstream(dir / "sentencepiece.bpe.model", std::ios::binary) << build(Spec{});
-  BertConfig c;
+  ModelConfig c;
   c.model_type = "xlm-roberta";
   c.vocab_size = 12;
   c.max_position_embeddings = 514;

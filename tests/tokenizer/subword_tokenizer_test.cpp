@@ -22,8 +22,8 @@ namespace {
 
 std::filesystem::path trained(const std::string& name) { return test::fixture_dir() / "trained_tokenizers" / name; }
 
-BertConfig config_for(const std::string& model_type) {
-  BertConfig c;
+ModelConfig config_for(const std::string& model_type) {
+  ModelConfig c;
   c.model_type = model_type;
   c.vocab_size = 3002;  // the trained vocabularies (3000 pieces; XLM-R adds <pad> and <mask>)
   c.max_position_embeddings = 514;

@@ -104,9 +104,9 @@ struct Counts {
   int printed = 0;
 };
 
-BertConfig config_of(const std::string& model, const std::filesystem::path& dir) {
+ModelConfig config_of(const std::string& model, const std::filesystem::path& dir) {
   if (std::filesystem::exists(dir / "config.json")) return test::tokenizer_model_config(dir);
-  BertConfig c;  // the trained tokenizers (tests/reference/train_tokenizers.py): named by family
+  ModelConfig c;  // the trained tokenizers (tests/reference/train_tokenizers.py): named by family
   c.model_type = model == "wordlevel" ? "bert" : model;  // the WordLevel tokenizer is a BERT model's
   c.vocab_size = 3002;
   c.max_position_embeddings = 514;

@@ -25,8 +25,8 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-BertConfig small_config() {
-  BertConfig c;
+ModelConfig small_config() {
+  ModelConfig c;
   c.vocab_size = 100000;
   c.max_position_embeddings = 512;
   return c;
@@ -343,7 +343,7 @@ TEST_P(TokenizerHfParity, SameIdsTokensWordsAndSentencesAsHuggingFace) {
 TEST(TokenizerHfParityVariants, NormalizerAndPreTokenizerVariantsMatchHuggingFace) {
   const auto& ref = reference();
   if (!ref.loaded) GTEST_SKIP() << ref.missing;
-  BertConfig config;
+  ModelConfig config;
   config.vocab_size = 30522;
   config.max_position_embeddings = 512;
   int variants = 0;
@@ -379,7 +379,7 @@ TEST(TokenizerHfParityMiniLM, VocabTxtAndTokenizerJsonEncodeIdentically) {
   auto dir = model_dir("all-MiniLM-L6-v2");
   if (!std::filesystem::exists(dir / "vocab.txt") || !std::filesystem::exists(dir / "tokenizer.json"))
     GTEST_SKIP() << "model directory " << dir << " with vocab.txt and tokenizer.json missing";
-  const auto config = load_bert_config(dir / "config.json");
+  const auto config = load_model_config(dir / "config.json");
   auto slow = load_tokenizer(dir, config, TokenizerFile::VocabTxt);
   auto fast = load_tokenizer(dir, config, TokenizerFile::TokenizerJson);
   std::size_t compared = 0;

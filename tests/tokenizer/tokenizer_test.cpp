@@ -191,7 +191,7 @@ TEST(TokenizerParity, SharedDatasetsMatchHuggingFace) {
     GTEST_SKIP() << "reference fixture " << fixture << " missing: it is generated from ../shared/datasets "
                  << "by tests/reference/make_fixtures.py during the README test command";
   auto model = test::real_model_dir();
-  auto loaded = load_bert_config(model / "config.json");
+  auto loaded = load_model_config(model / "config.json");
   auto tok = load_tokenizer(model, loaded);
   auto rows = test::read_jsonl(fixture);
   std::size_t sentences = 0, pairs = 0;

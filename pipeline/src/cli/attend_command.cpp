@@ -122,7 +122,7 @@ int attend_command(const std::vector<std::string>& args) {
   eo.threads = threads;
   eo.load_threads = threads;
   eo.device = DeviceSpec::parse(device);
-  BertEncoder encoder(model, eo);
+  Transformer encoder(model, eo);
   auto out = encoder.forward(TokenBatch::from_encodings({&enc}, tokenizer.pad_id()));
 
   if (vm.count("json")) {

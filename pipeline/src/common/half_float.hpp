@@ -1,7 +1,7 @@
 #pragma once
-// IEEE binary16 -> float32, exact for every value (subnormals, infinities, NaN): HDF5 converts the
-// file's half type bit by bit in software, which is what a complete check of a file spends its time
-// on otherwise.
+// IEEE binary16 and bfloat16 -> float32, exact for every value (subnormals, infinities, NaN): HDF5 converts
+// the file's half type bit by bit in software, which is what a complete check of a file spends its time
+// on otherwise; checkpoints store weights in either.
 #include <cstdint>
 #include <cstring>
 
@@ -21,6 +21,13 @@ inline float half_to_float(uint16_t h) {
     while (!(mantissa & 0x400u)) mantissa <<= 1, --exponent;
     bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
   }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline float bfloat16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;

@@ -35,7 +35,7 @@ at::Tensor normalise_rows(const at::Tensor& m) {
 
 // [R, n(i), n(j)]: 1 - cos(y_i, y_i^(-j)), y^(-j) the layer's output with token j's value vectors
 // zeroed in every head; the variants of a block of j go through the layer together.
-at::Tensor value_zeroing(const BertEncoder::Impl& m, const Layer& L, const SelfAttention& a, const at::Tensor& x,
+at::Tensor value_zeroing(const Transformer::Impl& m, const Layer& L, const SelfAttention& a, const at::Tensor& x,
                          const at::Tensor& y, int64_t R, int64_t n) {
   const int64_t H = m.cfg.hidden_size;
   const int64_t J = std::max<int64_t>(1, kMixingTokens / (R * n));
@@ -58,7 +58,7 @@ at::Tensor value_zeroing(const BertEncoder::Impl& m, const Layer& L, const SelfA
 // + [i = j] x_i), f^h(x_j) token j's value vector through head h's slice of the output projection,
 // LN_i the first LayerNorm of token i as a linear map (centre, divide by token i's own deviation,
 // scale by gamma); y the LayerNorm's output. The biases (output projection, beta) belong to no token.
-at::Tensor alti(const BertEncoder::Impl& m, const Layer& L, const SelfAttention& a, const at::Tensor& x,
+at::Tensor alti(const Transformer::Impl& m, const Layer& L, const SelfAttention& a, const at::Tensor& x,
                 const at::Tensor& pre, const at::Tensor& y, int64_t R, int64_t n) {
   const int64_t H = m.cfg.hidden_size;
   const auto f = at::matmul(a.v, L.value_out.unsqueeze(0));                         // [R, NH, n(j), H]
@@ -83,7 +83,7 @@ at::Tensor alti(const BertEncoder::Impl& m, const Layer& L, const SelfAttention&
 }
 
 // Both maps of every layer for one group of equal-length rows.
-void mix(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows,
+void mix(const Transformer::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows,
          const MixingRequest& req, ContextMixing& out) {
   c10::InferenceMode guard;
   const RowGroup g = gather_rows(batch, rows, m.device);
@@ -104,7 +104,7 @@ void mix(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<
 
 }  // namespace
 
-ContextMixing BertEncoder::context_mixing(const TokenBatch& batch, const MixingRequest& request) const {
+ContextMixing Transformer::context_mixing(const TokenBatch& batch, const MixingRequest& request) const {
   try {
     return impl_->context_mixing(batch, request);
   } catch (const c10::Error& e) {
@@ -113,7 +113,8 @@ ContextMixing BertEncoder::context_mixing(const TokenBatch& batch, const MixingR
   }
 }
 
-ContextMixing BertEncoder::Impl::context_mixing(const TokenBatch& batch, const MixingRequest& req) const {
+ContextMixing Transformer::Impl::context_mixing(const TokenBatch& batch, const MixingRequest& req) const {
+  if (stack) throw Error("context mixing (value zeroing, ALTI) is not computed for " + cfg.model_type + " models yet");
   check_batch(batch);
   set_compute_threads(opt.threads);
   ContextMixing out;

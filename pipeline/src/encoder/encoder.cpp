@@ -24,6 +24,7 @@
 #include "common/for_each_index.hpp"
 #include "encoder/attention_kernel.hpp"
 #include "encoder/encoder_impl.hpp"
+#include "encoder/layer_stack.hpp"
 #include "encoder/norm_kernel.hpp"
 #include "encoder/platform.hpp"
 #include "model/tensor_names.hpp"
@@ -157,6 +158,16 @@ Linear make_linear(const at::Tensor& w, at::Tensor b, const EncoderOptions& opt,
   return l;
 }
 
+at::Tensor activate(const at::Tensor& x, Activation a) {
+  switch (a) {
+    case Activation::GeluErf: return at::gelu(x);
+    case Activation::GeluTanh: return at::gelu(x, "tanh");
+    case Activation::Relu: return at::relu(x);
+    case Activation::Silu: return at::silu(x);
+  }
+  return x;
+}
+
 namespace {
 
 kernels::Epilogue epilogue_of(Activation a) {
@@ -164,17 +175,9 @@ kernels::Epilogue epilogue_of(Activation a) {
     case Activation::GeluErf: return kernels::Epilogue::GeluErf;
     case Activation::GeluTanh: return kernels::Epilogue::GeluTanh;
     case Activation::Relu: return kernels::Epilogue::Relu;
+    case Activation::Silu: break;  // no epilogue: Linear::activated applies it after the product
   }
   return kernels::Epilogue::None;
-}
-
-at::Tensor activate(const at::Tensor& x, Activation a) {
-  switch (a) {
-    case Activation::GeluErf: return at::gelu(x);
-    case Activation::GeluTanh: return at::gelu(x, "tanh");
-    case Activation::Relu: return at::relu(x);
-  }
-  return x;
 }
 
 // x as the dense fp32 rows a packed layer reads.
@@ -216,7 +219,9 @@ at::Tensor summed(const kernels::PackedLinear& p, int64_t rows, at::Tensor resid
 
 }  // namespace
 
-at::Tensor Linear::activated(const at::Tensor& x, Activation a) const { return fused(x, epilogue_of(a)); }
+at::Tensor Linear::activated(const at::Tensor& x, Activation a) const {
+  return a == Activation::Silu ? activate(fused(x, kernels::Epilogue::None), a) : fused(x, epilogue_of(a));
+}
 
 at::Tensor Linear::plus(const at::Tensor& x, at::Tensor residual) const {
   return fused(x, kernels::Epilogue::AddResidual, std::move(residual));
@@ -280,7 +285,7 @@ at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_
   return ret + at::where(n < max_exact, n, large);
 }
 
-at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled& d) {
+at::Tensor disentangled_position_index(int64_t S, const ModelConfig::Disentangled& d) {
   auto pos = at::arange(S, at::TensorOptions().dtype(at::kLong));
   auto rel = pos.unsqueeze(1) - pos.unsqueeze(0);  // query - key
   if (d.position_buckets > 0) {  // make_log_bucket_position, in float32 as its reference code
@@ -322,7 +327,7 @@ void throw_libtorch_error(const c10::Error& e, const std::string& doing) {
   throw Error("LibTorch failed " + doing + ": " + message);
 }
 
-BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head)
+Transformer::Transformer(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head)
     : impl_(new Impl) {
   tune_process_memory();
   auto& m = *impl_;
@@ -351,10 +356,14 @@ BertEncoder::BertEncoder(const LoadedModel& model, const EncoderOptions& options
   }
 }
 
-void BertEncoder::Impl::load(const LoadedModel& model) {
+void Transformer::Impl::load(const LoadedModel& model) {
   auto& m = *this;
   const auto& options = opt;
   set_compute_threads(options.threads);
+  if (cfg.described_by_layers()) {
+    stack = std::make_shared<const LayerStack>(model, options, device);
+    return;
+  }
   // Not InferenceMode: its tensors could not take part in gradient importance's backward pass.
   at::NoGradGuard no_grad;
   const auto& w = *model.weights;
@@ -448,18 +457,18 @@ void BertEncoder::Impl::load(const LoadedModel& model) {
     m.layers[static_cast<std::size_t>(task - 1)] = build_layer(task - 1);
     // Everything read so far is copied or packed: its pages leave the footprint (the mapping stays valid; a
     // task reading meanwhile maps its pages in again), so a run holds the weights once, not twice.
-    w.file().drop_pages();
+    w.drop_pages();
   });
 }
 
-void BertEncoder::Impl::load_head(const TaskHead& h) {
+void Transformer::Impl::load_head(const TaskHead& h) {
   at::NoGradGuard no_grad;
   auto dense = [&](const TensorView* v) { return v ? to_tensor(*v).to(device) : at::Tensor(); };
   head = HeadTensors{h, dense(h.dense_w), dense(h.dense_b), dense(h.norm_w), dense(h.norm_b), dense(h.out_w),
                      dense(h.out_b)};
 }
 
-RelativePositions BertEncoder::Impl::relative_positions(int64_t S) const {
+RelativePositions Transformer::Impl::relative_positions(int64_t S) const {
   RelativePositions r;
   if (relative_bias.defined()) {  // MPNet: [heads, S, S], added to every layer's scores
     auto buckets = relative_position_bucket(S, cfg.relative_attention_buckets, cfg.relative_attention_max_distance);
@@ -478,12 +487,12 @@ RelativePositions BertEncoder::Impl::relative_positions(int64_t S) const {
   return r;
 }
 
-BertEncoder::~BertEncoder() = default;
+Transformer::~Transformer() = default;
 
-const BertConfig& BertEncoder::config() const { return impl_->cfg; }
-const EncoderOptions& BertEncoder::options() const { return impl_->opt; }
+const ModelConfig& Transformer::config() const { return impl_->cfg; }
+const EncoderOptions& Transformer::options() const { return impl_->opt; }
 
-double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) const {
+double Transformer::flops(int64_t batch, int64_t seq_len, bool hidden_states) const {
   const auto& c = impl_->cfg;
   const double T = static_cast<double>(batch * seq_len), H = static_cast<double>(c.hidden_size);
   const double I = static_cast<double>(c.intermediate_size), S = static_cast<double>(seq_len);
@@ -495,7 +504,7 @@ double BertEncoder::flops(int64_t batch, int64_t seq_len, bool hidden_states) co
   return layers * (qkv + scores) + (hidden_states ? layers : layers - 1.0) * rest;
 }
 
-EncoderOutput BertEncoder::forward(const TokenBatch& batch, ForwardOutputs want) const {
+EncoderOutput Transformer::forward(const TokenBatch& batch, ForwardOutputs want) const {
   try {
     return impl_->forward(batch, want);
   } catch (const c10::Error& e) {
@@ -505,7 +514,7 @@ EncoderOutput BertEncoder::forward(const TokenBatch& batch, ForwardOutputs want)
   }
 }
 
-void BertEncoder::Impl::check_batch(const TokenBatch& batch) const {
+void Transformer::Impl::check_batch(const TokenBatch& batch) const {
   const auto& c = cfg;
   if (batch.batch <= 0 || batch.seq_len <= 0) throw Error("forward: empty batch");
   if (batch.seq_len > c.max_tokens())
@@ -518,7 +527,7 @@ void BertEncoder::Impl::check_batch(const TokenBatch& batch) const {
       throw Error("forward: token type " + std::to_string(t) + " out of range");
 }
 
-bool BertEncoder::Impl::summed_in_one_pass(const at::Tensor& ids, const at::Tensor& types) const {
+bool Transformer::Impl::summed_in_one_pass(const at::Tensor& ids, const at::Tensor& types) const {
   const auto plain = [](const at::Tensor& t, at::ScalarType type) {
     return !t.defined() || (t.is_cpu() && t.scalar_type() == type && t.is_contiguous() && !t.requires_grad());
   };
@@ -528,7 +537,7 @@ bool BertEncoder::Impl::summed_in_one_pass(const at::Tensor& ids, const at::Tens
   return table(word) && table(position) && table(token_type) && plain(ids, at::kLong) && plain(types, at::kLong);
 }
 
-at::Tensor BertEncoder::Impl::summed_embeddings(const at::Tensor& ids, const at::Tensor& types, int64_t B,
+at::Tensor Transformer::Impl::summed_embeddings(const at::Tensor& ids, const at::Tensor& types, int64_t B,
                                                 int64_t S) const {
   const auto& c = cfg;
   const int64_t E = c.embedding_size;
@@ -559,7 +568,7 @@ at::Tensor BertEncoder::Impl::summed_embeddings(const at::Tensor& ids, const at:
   return x;
 }
 
-at::Tensor BertEncoder::Impl::embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const {
+at::Tensor Transformer::Impl::embed(const at::Tensor& ids, const at::Tensor& types, int64_t B, int64_t S) const {
   const auto& c = cfg;
   const int64_t E = c.embedding_size;
   // Real tokens get positions offset .. offset + n - 1 (RoBERTa-style ids count only non-padding
@@ -593,7 +602,7 @@ at::Tensor rotate(const at::Tensor& x, const Rotation& r) {
 
 }  // namespace
 
-at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k,
+at::Tensor Transformer::Impl::attention_scores(const Layer& L, const at::Tensor& q, const at::Tensor& k,
                                                const RelativePositions& rel) const {
   const auto& d = cfg.disentangled;
   const auto D = static_cast<double>(cfg.head_dim());
@@ -605,9 +614,9 @@ at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor&
     }
     at::Tensor scores;
     switch (cfg.score_scaling) {  // in the order the family's reference code computes it (the rounding differs)
-      case BertConfig::ScoreScaling::DivideScores: scores = at::matmul(qr, kr).div_(std::sqrt(D)); break;
-      case BertConfig::ScoreScaling::DivideQueries: scores = at::matmul(qr / std::sqrt(D), kr); break;
-      case BertConfig::ScoreScaling::MultiplyScores: scores = at::matmul(qr, kr).mul_(std::pow(D, -0.5)); break;
+      case ModelConfig::ScoreScaling::DivideScores: scores = at::matmul(qr, kr).div_(std::sqrt(D)); break;
+      case ModelConfig::ScoreScaling::DivideQueries: scores = at::matmul(qr / std::sqrt(D), kr); break;
+      case ModelConfig::ScoreScaling::MultiplyScores: scores = at::matmul(qr, kr).mul_(std::pow(D, -0.5)); break;
     }
     if (rel.bias.defined()) scores = scores + rel.bias;
     // A local layer: keys outside the window get the lowest float, so exactly 0 after the softmax
@@ -630,17 +639,17 @@ at::Tensor BertEncoder::Impl::attention_scores(const Layer& L, const at::Tensor&
   return position.defined() ? scores + position : scores;
 }
 
-at::Tensor BertEncoder::Impl::attention_input(const Layer& L, const at::Tensor& x) const {
+at::Tensor Transformer::Impl::attention_input(const Layer& L, const at::Tensor& x) const {
   if (!cfg.pre_norm || !L.ln1_w.defined()) return x;
   return layer_norm(x, L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
-at::Tensor BertEncoder::Impl::final_output(const at::Tensor& x) const {
+at::Tensor Transformer::Impl::final_output(const at::Tensor& x) const {
   if (!final_norm_w.defined()) return x;
   return layer_norm(x, final_norm_w, final_norm_b, cfg.layer_norm_eps);
 }
 
-SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
+SelfAttention Transformer::Impl::self_attention(const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
                                                 const RelativePositions& rel) const {
   const int64_t NH = cfg.num_heads, D = cfg.head_dim();
   auto qkv = L.qkv(attention_input(L, x)).view({R, n, 3, NH, D});
@@ -649,7 +658,7 @@ SelfAttention BertEncoder::Impl::self_attention(const Layer& L, const at::Tensor
   return {at::softmax(attention_scores(L, q, k, rel), -1), qkv.select(2, 2).permute({0, 2, 1, 3})};
 }
 
-bool BertEncoder::Impl::has_plain_attention(const Layer& L, const RelativePositions& rel) const {
+bool Transformer::Impl::has_plain_attention(const Layer& L, const RelativePositions& rel) const {
   const bool rotary = (L.local ? rel.local : rel.global).cos.defined();
   return device.is_cpu() && !cfg.disentangled.on && !rotary && !(L.local && rel.window.defined());
 }
@@ -661,7 +670,7 @@ static void zero_padding(float* block, int64_t n, int64_t S) {
   std::fill(block + n * S, block + S * S, 0.0f);
 }
 
-at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
+at::Tensor Transformer::Impl::plain_attention(const at::Tensor& qkv, const TokenBatch& batch, int64_t li,
                                               EncoderOutput& out, const RelativePositions& rel, bool attention_only) const {
   const int64_t B = batch.batch, S = batch.seq_len, H = cfg.hidden_size, NH = cfg.num_heads, D = cfg.head_dim();
   const at::Tensor rows = qkv.contiguous();
@@ -669,8 +678,8 @@ at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const Token
   // Rows past an example's length stay 0 (the next layer's padded rows must be finite); the heads write the rest.
   at::Tensor merged = attention_only ? at::Tensor() : at::empty({B * S, H}, rows.options());
   kernels::Scaling scaling = kernels::Scaling::DivideScores;
-  if (cfg.score_scaling == BertConfig::ScoreScaling::DivideQueries) scaling = kernels::Scaling::DivideQueries;
-  if (cfg.score_scaling == BertConfig::ScoreScaling::MultiplyScores) scaling = kernels::Scaling::MultiplyScores;
+  if (cfg.score_scaling == ModelConfig::ScoreScaling::DivideQueries) scaling = kernels::Scaling::DivideQueries;
+  if (cfg.score_scaling == ModelConfig::ScoreScaling::MultiplyScores) scaling = kernels::Scaling::MultiplyScores;
   // Each (example, head) on its own n x n block: the same products on the same shapes as the pair alone,
   // so a pair gets identical numbers in any batch. One head after another, as ATen's bmm multiplies them.
   const float* qkv_rows = rows.data_ptr<float>();
@@ -697,19 +706,19 @@ at::Tensor BertEncoder::Impl::plain_attention(const at::Tensor& qkv, const Token
   return merged;
 }
 
-at::Tensor BertEncoder::Impl::merge_heads(const at::Tensor& ctx) const {
+at::Tensor Transformer::Impl::merge_heads(const at::Tensor& ctx) const {
   return ctx.permute({0, 2, 1, 3}).reshape({-1, cfg.hidden_size});
 }
 
-at::Tensor BertEncoder::Impl::attention_residual(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
+at::Tensor Transformer::Impl::attention_residual(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
   return L.attn_out.plus(merged, std::move(x));
 }
 
-at::Tensor BertEncoder::Impl::attention_norm(const Layer& L, at::Tensor pre) const {
+at::Tensor Transformer::Impl::attention_norm(const Layer& L, at::Tensor pre) const {
   return layer_norm(std::move(pre), L.ln1_w, L.ln1_b, cfg.layer_norm_eps);
 }
 
-at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
+at::Tensor Transformer::Impl::feed_forward(const Layer& L, at::Tensor y) const {
   const auto& c = cfg;
   auto norm = [&](at::Tensor t) { return layer_norm(std::move(t), L.ln2_w, L.ln2_b, c.layer_norm_eps); };
   at::Tensor inter, hidden;  // the latter in bf16, rounded by the kernel that wrote it (bf16_hand_off)
@@ -729,7 +738,7 @@ at::Tensor BertEncoder::Impl::feed_forward(const Layer& L, at::Tensor y) const {
   return c.pre_norm ? out : norm(std::move(out));
 }
 
-at::Tensor BertEncoder::Impl::finish_layer(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
+at::Tensor Transformer::Impl::finish_layer(const Layer& L, const at::Tensor& merged, at::Tensor x) const {
   at::Tensor y = attention_residual(L, merged, std::move(x));
   return feed_forward(L, cfg.pre_norm ? std::move(y) : attention_norm(L, std::move(y)));
 }
@@ -764,7 +773,12 @@ RowGroup gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, 
   return g;
 }
 
-EncoderOutput BertEncoder::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
+EncoderOutput Transformer::Impl::forward(const TokenBatch& batch, ForwardOutputs want) const {
+  if (stack) {
+    check_batch(batch);
+    set_compute_threads(opt.threads);
+    return stack->forward(batch, want);
+  }
   const bool want_hidden = want.hidden_states;
   const auto& m = *this;
   const auto& c = m.cfg;

@@ -76,7 +76,7 @@ struct UninitializedAllocator : std::allocator<T> {
 
 struct EncoderOutput {
   int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
-  // [layer]: a query i sees the keys |i - j| <= key_window[l], or all of them (-1) (BertConfig::key_window).
+  // [layer]: a query i sees the keys |i - j| <= key_window[l], or all of them (-1) (ModelConfig::key_window).
   std::vector<int32_t> key_window;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
   // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
@@ -150,13 +150,13 @@ struct ContextMixing {
   std::vector<std::vector<float>> value_zeroing, alti;
 };
 
-class BertEncoder {
+class Transformer {
  public:
   // `head`: the task head gradient importance differentiates (none: head_importance computes ablation only).
-  BertEncoder(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head = nullptr);
-  ~BertEncoder();
-  BertEncoder(const BertEncoder&) = delete;
-  BertEncoder& operator=(const BertEncoder&) = delete;
+  Transformer(const LoadedModel& model, const EncoderOptions& options, const TaskHead* head = nullptr);
+  ~Transformer();
+  Transformer(const Transformer&) = delete;
+  Transformer& operator=(const Transformer&) = delete;
 
   // Thread-safe: concurrent calls on different batches are allowed.
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want = {}) const;
@@ -171,7 +171,7 @@ class BertEncoder {
   // decomposes each layer's attention block. Thread-safe as forward is.
   ContextMixing context_mixing(const TokenBatch& batch, const MixingRequest& request) const;
 
-  const BertConfig& config() const;
+  const ModelConfig& config() const;
   const EncoderOptions& options() const;
   // Floating-point operations that forward() executes on a padded batch without padding between
   // examples (multiply-add = 2): the GEMMs (QKV, QK^T, PV, attention output, FFN) of every layer,

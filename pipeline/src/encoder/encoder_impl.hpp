@@ -25,6 +25,8 @@ at::Tensor mapped_tensor(const TensorView& v);
 // (and wherever a gradient flows).
 at::Tensor layer_norm(at::Tensor x, const at::Tensor& w, const at::Tensor& b, double eps);
 
+at::Tensor activate(const at::Tensor& x, Activation a);  // as Hugging Face's ACT2FN computes it
+
 struct Linear {
   at::Tensor weight;  // [out, in] for the BLAS (or CUDA); undefined when packed
   at::Tensor bias;    // [out]
@@ -86,7 +88,7 @@ struct HeadTensors {
 at::Tensor relative_position_bucket(int64_t S, int64_t num_buckets, int64_t max_distance);
 // DeBERTa's rel_embeddings row of each (query i, key j): clamp(bucket(i - j) + span, 0, 2 span - 1), with
 // make_log_bucket_position's float32 arithmetic when position_buckets > 0.
-at::Tensor disentangled_position_index(int64_t S, const BertConfig::Disentangled& d);
+at::Tensor disentangled_position_index(int64_t S, const ModelConfig::Disentangled& d);
 // Rotary cos/sin of positions 0 .. S - 1 for a head size and theta, in float32 as the reference code.
 Rotation rotary_positions(int64_t S, int64_t head_dim, double theta);
 
@@ -113,8 +115,10 @@ std::vector<std::vector<int64_t>> equal_length_chunks(const TokenBatch& batch, i
 // `rows` (all n tokens long) as one group on `device`.
 RowGroup gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, const at::Device& device);
 
-struct BertEncoder::Impl {
-  BertConfig cfg;
+class LayerStack;  // encoder/layer_stack.hpp
+
+struct Transformer::Impl {
+  ModelConfig cfg;
   EncoderOptions opt;
   at::Device device{at::kCPU};
   at::Tensor word, position, token_type, emb_ln_w, emb_ln_b;
@@ -123,6 +127,7 @@ struct BertEncoder::Impl {
   at::Tensor final_norm_w, final_norm_b;  // pre-norm models: the norm after the last layer
   std::vector<Layer> layers;            // one per stored layer (ALBERT's layers share them)
   std::optional<HeadTensors> head;      // the task head of gradient importance, when one was asked for
+  std::shared_ptr<const LayerStack> stack;  // a model described layer by layer (the decoders) runs here instead
 
   RelativePositions relative_positions(int64_t S) const;  // for rows of S tokens
   const Layer& layer(int64_t li) const { return layers[static_cast<std::size_t>(cfg.stored_layer(li))]; }

@@ -31,7 +31,7 @@ at::Tensor activate(const at::Tensor& x, HeadActivationKind a) {
 
 // One layer's attention context [R, heads, n, head_dim] for R unpadded rows of n tokens, each head's
 // probabilities multiplied by its gate first when `gate` ([R, heads]) is given.
-at::Tensor attend(const BertEncoder::Impl& m, const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
+at::Tensor attend(const Transformer::Impl& m, const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
                   const RelativePositions& rel, const at::Tensor& gate) {
   const SelfAttention a = m.self_attention(L, x, R, n, rel);
   if (!gate.defined()) return at::matmul(a.probs, a.v);
@@ -39,7 +39,7 @@ at::Tensor attend(const BertEncoder::Impl& m, const Layer& L, const at::Tensor& 
 }
 
 // D[l][h] for `rows` (all n tokens long) into out [batch][layers][heads].
-void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows, float* out) {
+void ablate(const Transformer::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows, float* out) {
   c10::InferenceMode guard;
   const auto& c = m.cfg;
   const int64_t R = static_cast<int64_t>(rows.size()), n = batch.lengths[static_cast<std::size_t>(rows[0])];
@@ -72,7 +72,7 @@ void ablate(const BertEncoder::Impl& m, const TokenBatch& batch, const std::vect
 
 // The task head's summed loss over the rows: each row's own loss (HF's, for that row alone), so that
 // d(sum)/d(gate of row r) = d(loss of r)/d(its gate).
-at::Tensor head_loss(const BertEncoder::Impl& m, const at::Tensor& hidden /*[R, n, H]*/, const ImportanceRequest& req,
+at::Tensor head_loss(const Transformer::Impl& m, const at::Tensor& hidden /*[R, n, H]*/, const ImportanceRequest& req,
                      const std::vector<int64_t>& rows, const std::vector<int64_t>& flat_masked,
                      const std::vector<int64_t>& targets, const std::vector<float>& weights) {
   const HeadTensors& h = *m.head;
@@ -97,7 +97,7 @@ at::Tensor head_loss(const BertEncoder::Impl& m, const at::Tensor& hidden /*[R, 
 
 // I[l][h] for `rows` (all n tokens long) into out [batch][layers][heads]; rows without a masked
 // position (mlm) stay NaN.
-void differentiate(const BertEncoder::Impl& m, const TokenBatch& batch, std::vector<int64_t> rows,
+void differentiate(const Transformer::Impl& m, const TokenBatch& batch, std::vector<int64_t> rows,
                    const ImportanceRequest& req, float* out) {
   const auto& c = m.cfg;
   const int64_t n = batch.lengths[static_cast<std::size_t>(rows[0])], NH = c.num_heads, LN = c.num_layers;
@@ -136,7 +136,7 @@ void differentiate(const BertEncoder::Impl& m, const TokenBatch& batch, std::vec
 
 }  // namespace
 
-HeadImportance BertEncoder::head_importance(const TokenBatch& batch, const ImportanceRequest& request) const {
+HeadImportance Transformer::head_importance(const TokenBatch& batch, const ImportanceRequest& request) const {
   try {
     return impl_->head_importance(batch, request);
   } catch (const c10::Error& e) {
@@ -145,7 +145,8 @@ HeadImportance BertEncoder::head_importance(const TokenBatch& batch, const Impor
   }
 }
 
-HeadImportance BertEncoder::Impl::head_importance(const TokenBatch& batch, const ImportanceRequest& req) const {
+HeadImportance Transformer::Impl::head_importance(const TokenBatch& batch, const ImportanceRequest& req) const {
+  if (stack) throw Error("head importance is not computed for " + cfg.model_type + " models yet");
   check_batch(batch);
   const auto B = static_cast<std::size_t>(batch.batch);
   if (req.gradient) {

@@ -10,16 +10,16 @@
 
 namespace attnscan {
 
-BertConfig load_bert_config(const std::filesystem::path& file) {
+ModelConfig load_model_config(const std::filesystem::path& file) {
   auto j = read_json_file(file);
   if (!j.is_object()) throw ModelError(file.string() + ": expected a JSON object");
   const auto& family = find_family(config_fields::field<std::string>(j, file, "model_type"), file);
-  BertConfig c = family.read_config(j, file);
+  ModelConfig c = family.read_config(j, file);
   c.model_type = family.model_type;
   return c;
 }
 
-std::string describe(const BertConfig& c) {
+std::string describe(const ModelConfig& c) {
   std::ostringstream s;
   s << c.model_type << " " << c.num_layers << " layers x " << c.num_heads << " heads, hidden " << c.hidden_size
     << ", intermediate " << c.intermediate_size << ", vocab " << c.vocab_size << ", " << c.activation_name;

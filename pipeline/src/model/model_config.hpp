@@ -5,12 +5,13 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "model/layer_spec.hpp"
 
 namespace attnscan {
 
-enum class Activation { GeluErf, GeluTanh, Relu };
-
-struct BertConfig {
+struct ModelConfig {
   std::string model_type = "bert";
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
@@ -32,7 +33,7 @@ struct BertConfig {
   int64_t relative_attention_buckets = 0;  // MPNet's relative position bias buckets; 0: none
   int64_t relative_attention_max_distance = 128;
   // How QK^T is scaled by 1/sqrt(d), in the order the family's reference code computes it (the rounding differs).
-  enum class ScoreScaling { DivideScores, DivideQueries, MultiplyScores };  // BERT; DistilBERT; ModernBERT
+  using ScoreScaling = attnscan::ScoreScaling;  // BERT: divide scores; DistilBERT: queries; ModernBERT: multiply
   ScoreScaling score_scaling = ScoreScaling::DivideScores;
   int64_t shared_layer_groups = 0;         // ALBERT: layers share the weights of this many groups; 0: none
   bool absolute_positions = true;          // position embeddings added to the input (DeBERTa: position_biased_input)
@@ -70,6 +71,16 @@ struct BertConfig {
     bool adds_p2c() const { return relative && p2c; }
   } disentangled;
 
+  // Families described layer by layer (the decoders): one LayerSpec per layer, which the layer stack
+  // (encoder/layer_stack.cpp) runs; the fields above then hold only the sizes. Empty for the encoder families,
+  // which the fields above describe.
+  std::vector<LayerSpec> layer_specs;
+  double embedding_scale = 0;     // the token embeddings times this (Gemma: sqrt(hidden_size)); 0: none
+  NormSpec final_norm;            // the norm after the last layer (layer-spec families)
+  bool tied_lm_head = false;      // the LM head is the token embeddings (tie_word_embeddings)
+  bool described_by_layers() const { return !layer_specs.empty(); }
+  const LayerSpec& layer_spec(int64_t layer) const { return layer_specs.at(static_cast<std::size_t>(layer)); }
+
   int64_t head_dim() const { return hidden_size / num_heads; }
   // Layers whose weights the checkpoint stores, and the one layer `layer` computes with (ALBERT's
   // num_hidden_groups: layer i uses group floor(i * groups / layers)).
@@ -80,9 +91,9 @@ struct BertConfig {
 
 // Reads and validates DIR/config.json through the family its model_type names. Throws ModelError
 // naming the file and the field (or the supported families).
-BertConfig load_bert_config(const std::filesystem::path& config_json);
+ModelConfig load_model_config(const std::filesystem::path& config_json);
 
 // A short human-readable summary, e.g. "bert 6x12 hidden 384".
-std::string describe(const BertConfig& c);
+std::string describe(const ModelConfig& c);
 
 }  // namespace attnscan

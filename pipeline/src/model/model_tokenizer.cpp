@@ -4,7 +4,7 @@
 
 namespace attnscan {
 
-TokenizerFacts tokenizer_facts(const BertConfig& model) {
+TokenizerFacts tokenizer_facts(const ModelConfig& model) {
   const ModelFamily& family = find_family(model.model_type, "config.json");
   TokenizerFacts facts;
   facts.model_type = family.model_type;
@@ -15,7 +15,7 @@ TokenizerFacts tokenizer_facts(const BertConfig& model) {
   return facts;
 }
 
-Tokenizer load_tokenizer(const std::filesystem::path& dir, const BertConfig& model, TokenizerFile file) {
+Tokenizer load_tokenizer(const std::filesystem::path& dir, const ModelConfig& model, TokenizerFile file) {
   return Tokenizer::from_model_dir(dir, tokenizer_facts(model), file);
 }
 

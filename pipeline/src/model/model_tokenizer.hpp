@@ -10,10 +10,10 @@ namespace attnscan {
 
 // What the tokenizer must know of this model: its family's tokenizer facts, vocab_size, max_tokens().
 // Throws ModelError when model_type names no family.
-TokenizerFacts tokenizer_facts(const BertConfig& model);
+TokenizerFacts tokenizer_facts(const ModelConfig& model);
 
 // Tokenizer::from_model_dir(dir, tokenizer_facts(model), file).
-Tokenizer load_tokenizer(const std::filesystem::path& dir, const BertConfig& model,
+Tokenizer load_tokenizer(const std::filesystem::path& dir, const ModelConfig& model,
                          TokenizerFile file = TokenizerFile::Auto);
 
 }  // namespace attnscan

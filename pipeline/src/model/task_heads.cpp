@@ -21,11 +21,11 @@ std::vector<std::string> alternatives(const std::string& names) {
 }
 
 // The first of `names` ('|'-separated) the checkpoint holds, as written or under a family prefix.
-const TensorView* find_tensor(const SafetensorsFile& file, const ModelFamily& family, const std::string& names) {
+const TensorView* find_tensor(const ModelWeights& file, const ModelFamily& family, const std::string& names) {
   for (const auto& n : alternatives(names)) {
-    if (const auto* t = file.find(n)) return t;
+    if (const auto* t = file.find_stored(n)) return t;
     for (const auto& prefix : family.prefixes)
-      if (const auto* t = file.find(prefix + n)) return t;
+      if (const auto* t = file.find_stored(prefix + n)) return t;
   }
   return nullptr;
 }
@@ -47,6 +47,7 @@ HeadActivationKind activation_kind(HeadActivation a, Activation encoder) {
     case Activation::GeluErf: return HeadActivationKind::GeluErf;
     case Activation::GeluTanh: return HeadActivationKind::GeluTanh;
     case Activation::Relu: return HeadActivationKind::Relu;
+    case Activation::Silu: break;  // no family with a task head uses it
   }
   return HeadActivationKind::GeluErf;
 }
@@ -99,11 +100,11 @@ std::optional<HeadObjective> head_objective_named(const std::string& name) {
 TaskHead load_task_head(const LoadedModel& model, HeadObjective objective) {
   const ModelFamily& family = find_family(model.config.model_type, model.files.config_json);
   const TaskHeadSpec& spec = objective == HeadObjective::Classification ? family.classification : family.mlm;
-  const SafetensorsFile& file = model.weights->file();
+  const ModelWeights& file = *model.weights;
   const std::string what = std::string(objective == HeadObjective::Classification ? "sequence-classification" : "masked-LM") +
                            " head";
   if (spec.dense_w.empty())
-    throw ModelError(file.path().string() + ": attnscan knows no " + what + " for model_type '" + family.model_type + "'");
+    throw ModelError(file.where() + ": attnscan knows no " + what + " for model_type '" + family.model_type + "'");
   TaskHead h;
   h.objective = objective;
   h.dense_w = find_tensor(file, family, spec.dense_w);
@@ -128,7 +129,7 @@ TaskHead load_task_head(const LoadedModel& model, HeadObjective objective) {
   if (!missing.empty()) {
     std::string list;
     for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    throw ModelError(file.path().string() + ": no " + what + " in this checkpoint (missing " + list +
+    throw ModelError(file.where() + ": no " + what + " in this checkpoint (missing " + list +
                      "); importance.gradient " + to_string(objective) + " needs a checkpoint that carries one");
   }
   const int64_t H = model.config.hidden_size, inner = h.dense_w->shape.empty() ? 0 : h.dense_w->shape[0];
@@ -146,7 +147,7 @@ TaskHead load_task_head(const LoadedModel& model, HeadObjective objective) {
   if (objective == HeadObjective::Mlm && h.outputs != model.config.vocab_size)
     check.problem("'" + h.out_w->name + "' has " + std::to_string(h.outputs) + " rows, expected vocab_size " +
                   std::to_string(model.config.vocab_size));
-  check.throw_if_any(file.path().string(), what);
+  check.throw_if_any(file.where(), what);
   h.activation = activation_kind(spec.activation, model.config.activation);
   h.norm_eps = spec.norm_eps > 0 ? spec.norm_eps : model.config.layer_norm_eps;
   if (objective == HeadObjective::Classification) h.label2id = read_label2id(model);

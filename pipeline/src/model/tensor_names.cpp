@@ -6,7 +6,7 @@ std::string layer_tensor_name(int64_t layer, const char* suffix) {
   return "encoder.layer." + std::to_string(layer) + "." + suffix;
 }
 
-std::vector<TensorSpec> required_tensors(const BertConfig& c) {
+std::vector<TensorSpec> required_tensors(const ModelConfig& c) {
   const int64_t H = c.hidden_size, I = c.intermediate_size, E = c.embedding_size > 0 ? c.embedding_size : H;
   namespace e = embedding_tensor;
   namespace l = layer_tensor;

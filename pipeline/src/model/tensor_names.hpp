@@ -15,7 +15,7 @@ struct TensorSpec {
 };
 
 // Every tensor the encoder needs, in a fixed order (embeddings, then stored layer 0..L-1).
-std::vector<TensorSpec> required_tensors(const BertConfig& config);
+std::vector<TensorSpec> required_tensors(const ModelConfig& config);
 
 // Per-layer names, relative to "encoder.layer.{i}.".
 namespace layer_tensor {

@@ -240,7 +240,7 @@ std::vector<float> stored_layer_map(const std::string& name, const UnpaddedMaps&
   return std::vector<float>(computed, computed + static_cast<std::size_t>(layers) * n * n);
 }
 
-BatchMixing batch_mixing(const BertEncoder& encoder, const TokenBatch& batch, const MixingRequest& request) {
+BatchMixing batch_mixing(const Transformer& encoder, const TokenBatch& batch, const MixingRequest& request) {
   BatchMixing m;
   if (!request.value_zeroing && !request.alti) return m;
   m.computed = encoder.context_mixing(batch, request);
@@ -312,7 +312,7 @@ std::vector<int64_t> record_classes(const std::vector<const Row*>& rows, const I
 
 // Head importance of the batch's sampled members, written at each one's place in the block's
 // importance outputs.
-void importance_batch(const BertEncoder& encoder, const ImportanceSettings& s, const std::vector<std::size_t>& members,
+void importance_batch(const Transformer& encoder, const ImportanceSettings& s, const std::vector<std::size_t>& members,
                       const std::vector<Encoding>& encodings, const std::vector<const Row*>& rows,
                       const std::vector<int64_t>& classes, int32_t pad_id, LayoutChunk& chunk) {
   std::vector<std::size_t> sampled;
@@ -368,7 +368,7 @@ AttentionPlan plan_attention(PairReader& reader, const Tokenizer& tokenizer, con
   return plan;
 }
 
-PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const BertEncoder& encoder,
+PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const Transformer& encoder,
                             const PipelineSettings& s, const BlockDone& done, const AttentionSink& sink,
                             const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress) {
   BlockReader blocks(reader, s, done);

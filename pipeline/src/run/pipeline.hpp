@@ -60,7 +60,7 @@ using BlockCommit = std::function<void(uint64_t block, uint64_t rows_in_block, L
 using AttentionSink =
     std::function<void(uint64_t block, uint64_t offset, const uint8_t* data, std::size_t bytes)>;
 
-PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const BertEncoder& encoder,
+PipelineResult run_pipeline(PairReader& reader, const Tokenizer& tokenizer, const Transformer& encoder,
                             const PipelineSettings& settings, const BlockDone& done, const AttentionSink& sink,
                             const BlockCommit& commit, const std::atomic<bool>& stop, PipelineProgress& progress);
 

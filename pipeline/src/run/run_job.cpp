@@ -78,7 +78,7 @@ RootInfo describe_run(const RunRequest& req, const fs::path& model_dir, const Lo
   return root;
 }
 
-LayoutParams output_layout(const RunConfig& cfg, const BertConfig& model) {
+LayoutParams output_layout(const RunConfig& cfg, const ModelConfig& model) {
   LayoutParams layout;
   layout.dtype = cfg.attention_dtype;
   layout.compression = cfg.compression;
@@ -169,7 +169,7 @@ bool holds_pairs(const DatasetSpec& d) {
 
 // engine.max_length against what the model takes and what the template's specials leave: refused at
 // the start instead of at the first long pair's forward, or of storing every pair as its specials alone.
-void check_max_length(const RunConfig& cfg, const BertConfig& model, const Tokenizer& tokenizer) {
+void check_max_length(const RunConfig& cfg, const ModelConfig& model, const Tokenizer& tokenizer) {
   if (cfg.max_length == 0) return;  // the model's maximum
   const auto most = static_cast<std::size_t>(model.max_tokens());
   if (cfg.max_length > most)
@@ -253,7 +253,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
     log << "importance: " << (importance.ablation ? "ablation" : "") << (importance.ablation && head ? " and " : "")
         << (head ? "gradient of the " + head->description : "") << ", rows whose index is a multiple of "
         << importance.every << "\n";
-  const BertEncoder encoder(model, eo, head ? &*head : nullptr);
+  const Transformer encoder(model, eo, head ? &*head : nullptr);
   // Under an address-space limit: refuse a run that cannot fit before it starts (each block in flight
   // needs an OpenBLAS buffer per compute thread and a batch's attention, for pairs of 64 tokens at least).
   const std::string memory_advice = memory_settings_advice(cfg.batch_tokens, threads, ps.inflight);

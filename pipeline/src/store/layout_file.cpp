@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "common/error.hpp"
-#include "store/half_float.hpp"
+#include "common/half_float.hpp"
 #include "store/source_identity.hpp"
 
 namespace attnscan {

@@ -8,9 +8,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_albert(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_albert(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);
   set_activation(c, field_or<std::string>(j, file, "hidden_act", "gelu_new"), file, "hidden_act");  // AlbertConfig's default
   read_bert_embeddings(j, file, c);

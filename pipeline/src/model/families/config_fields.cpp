@@ -2,20 +2,14 @@
 
 namespace attnscan::config_fields {
 
-void set_activation(BertConfig& c, const std::string& name, const std::filesystem::path& file, const char* key) {
+void set_activation(ModelConfig& c, const std::string& name, const std::filesystem::path& file, const char* key) {
   c.activation_name = name;
-  if (name == "gelu" || name == "gelu_python")
-    c.activation = Activation::GeluErf;
-  else if (name == "gelu_new" || name == "gelu_pytorch_tanh")
-    c.activation = Activation::GeluTanh;
-  else if (name == "relu")
-    c.activation = Activation::Relu;
-  else
+  if (!activation_named(name, c.activation) || c.activation == Activation::Silu)
     throw ModelError(file.string() + ": unsupported " + key + " '" + name +
                      "' (supported: gelu, gelu_python, gelu_new, gelu_pytorch_tanh, relu)");
 }
 
-void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
+void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c) {
   c.vocab_size = positive(j, file, "vocab_size");
   c.hidden_size = positive(j, file, "hidden_size");
   c.num_layers = positive(j, file, "num_hidden_layers");
@@ -31,14 +25,14 @@ void read_bert_like(const nlohmann::json& j, const std::filesystem::path& file, 
   c.embedding_size = c.hidden_size;
 }
 
-void read_positions_after_padding(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
+void read_positions_after_padding(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c) {
   c.position_offset = field_or<int64_t>(j, file, "pad_token_id", 1) + 1;
   if (c.max_tokens() <= 0)
     throw ModelError(file.string() + ": max_position_embeddings " + std::to_string(c.max_position_embeddings) +
                      " leaves no positions after pad_token_id + 1");
 }
 
-void read_bert_embeddings(const nlohmann::json& j, const std::filesystem::path& file, BertConfig& c) {
+void read_bert_embeddings(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c) {
   c.type_vocab_size = positive(j, file, "type_vocab_size");
   auto pos_type = field_or<std::string>(j, file, "position_embedding_type", "absolute");
   if (pos_type != "absolute")

@@ -1,5 +1,5 @@
 // DeBERTa-v2 and v3 (model_type deberta-v2): disentangled attention over relative-position buckets
-// (BertConfig::Disentangled), position embeddings only with position_biased_input, token types only with
+// (ModelConfig::Disentangled), position embeddings only with position_biased_input, token types only with
 // type_vocab_size > 0, and embeddings projected (embed_proj, no bias) before their LayerNorm. v2's
 // convolution beside the first layer (conv_kernel_size) is refused.
 #include <algorithm>
@@ -13,7 +13,7 @@ namespace attnscan {
 namespace {
 
 // pos_att_type: a list, or a string "p2c|c2p" as DebertaV2Config accepts it.
-void read_pos_att_type(const nlohmann::json& j, const std::filesystem::path& file, BertConfig::Disentangled& d) {
+void read_pos_att_type(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig::Disentangled& d) {
   std::vector<std::string> types;
   if (j.contains("pos_att_type") && !j["pos_att_type"].is_null()) {
     const auto& v = j["pos_att_type"];
@@ -44,9 +44,9 @@ void read_pos_att_type(const nlohmann::json& j, const std::filesystem::path& fil
   }
 }
 
-BertConfig read_deberta_v2(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_deberta_v2(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);
   c.layer_norm_eps = field_or<double>(j, file, "layer_norm_eps", 1e-7);  // DebertaV2Config's default
   if (!(c.layer_norm_eps > 0)) throw ModelError(file.string() + ": field 'layer_norm_eps' must be positive");

@@ -6,9 +6,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_distilbert(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_distilbert(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   c.vocab_size = positive(j, file, "vocab_size");
   c.hidden_size = positive(j, file, "dim");
   c.num_layers = positive(j, file, "n_layers");
@@ -18,7 +18,7 @@ BertConfig read_distilbert(const nlohmann::json& j, const std::filesystem::path&
   c.layer_norm_eps = 1e-12;  // fixed in DistilBERT's modelling code
   c.token_types = false;
   c.type_vocab_size = 0;
-  c.score_scaling = BertConfig::ScoreScaling::DivideQueries;
+  c.score_scaling = ModelConfig::ScoreScaling::DivideQueries;
   set_activation(c, field_or<std::string>(j, file, "activation", "gelu"), file, "activation");
   if (c.hidden_size % c.num_heads != 0)
     throw ModelError(file.string() + ": dim " + std::to_string(c.hidden_size) + " is not a multiple of n_heads " +

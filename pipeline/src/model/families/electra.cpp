@@ -7,9 +7,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_electra(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_electra(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);
   read_bert_embeddings(j, file, c);
   c.embedding_size = field_or<int64_t>(j, file, "embedding_size", c.hidden_size);

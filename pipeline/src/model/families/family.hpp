@@ -3,7 +3,7 @@
 // names map to the canonical (BERT) names of tensor_names.hpp, and what its tokenizer files mean. One
 // file per family in this folder; registry.cpp lists them. The encoder itself has no per-family branches: what differs
 // (token types, position offset, embedding projection, relative position bias, query scaling) is in
-// the BertConfig the family fills.
+// the ModelConfig the family fills.
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/model_config.hpp"
+#include "model/tensor_map.hpp"
 #include "tokenizer/tokenizer_config.hpp"
 
 namespace attnscan {
@@ -30,7 +31,7 @@ struct TaskHeadSpec {
 struct ModelFamily {
   std::string model_type;   // config.json's model_type
   std::string description;  // e.g. "DistilBERT (DistilBertModel and its task checkpoints)"
-  BertConfig (*read_config)(const nlohmann::json& config, const std::filesystem::path& file);
+  ModelConfig (*read_config)(const nlohmann::json& config, const std::filesystem::path& file);
   std::vector<std::string> prefixes;                          // of task checkpoints, e.g. "bert."
   std::vector<std::pair<std::string, std::string>> renames;  // checkpoint name part -> canonical part
   std::vector<std::string> unused;  // name prefixes (prefix stripped) of tensors attention does not need
@@ -41,7 +42,17 @@ struct ModelFamily {
   // The heads gradient importance can differentiate (importance.gradient): a sequence classifier on
   // the first token, and the masked-LM head. Empty dense_w: the family has none.
   TaskHeadSpec classification, mlm;
+  // Families described layer by layer (ModelConfig::layer_specs): where each tensor the layer stack reads is
+  // stored (model/tensor_map.hpp). nullptr: the canonical names of tensor_names.hpp through `renames`.
+  TensorMap (*tensor_map)(const ModelConfig& config) = nullptr;
 };
+
+// A family described layer by layer: its model_type, description, config reader, task-model prefixes, the
+// tensors it skips (a name prefix, or a suffix where it starts with '.') and its tensor map.
+ModelFamily layer_family(std::string model_type, std::string description,
+                         ModelConfig (*read_config)(const nlohmann::json&, const std::filesystem::path&),
+                         std::vector<std::string> prefixes, std::vector<std::string> unused,
+                         TensorMap (*tensor_map)(const ModelConfig&));
 
 // The family of a model_type; throws ModelError naming `config_file` and the supported families.
 const ModelFamily& find_family(const std::string& model_type, const std::filesystem::path& config_file);
@@ -59,5 +70,12 @@ const ModelFamily& electra_family();
 const ModelFamily& mpnet_family();
 const ModelFamily& deberta_v2_family();
 const ModelFamily& modernbert_family();
+const ModelFamily& gpt2_family();
+const ModelFamily& llama_family();
+const ModelFamily& mistral_family();
+const ModelFamily& qwen2_family();
+const ModelFamily& qwen3_family();
+const ModelFamily& gemma3_text_family();
+const ModelFamily& gpt_neox_family();
 
 }  // namespace attnscan

@@ -8,9 +8,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_modernbert(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_modernbert(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);  // ModernBertConfig names the activation and the norm's epsilon its own way
   set_activation(c, field_or<std::string>(j, file, "hidden_activation", "gelu"), file, "hidden_activation");
   c.layer_norm_eps = field_or<double>(j, file, "norm_eps", 1e-5);
@@ -22,7 +22,7 @@ BertConfig read_modernbert(const nlohmann::json& j, const std::filesystem::path&
   c.attention_bias = field_or<bool>(j, file, "attention_bias", false);
   c.ffn_bias = field_or<bool>(j, file, "mlp_bias", false);
   c.norm_bias = field_or<bool>(j, file, "norm_bias", false);
-  c.score_scaling = BertConfig::ScoreScaling::MultiplyScores;
+  c.score_scaling = ModelConfig::ScoreScaling::MultiplyScores;
   c.global_theta = field_or<double>(j, file, "global_rope_theta", 160000.0);
   c.local_theta = j.contains("local_rope_theta") && j["local_rope_theta"].is_null()
                       ? c.global_theta  // none: the local layers rotate as the global ones

@@ -7,9 +7,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_mpnet(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_mpnet(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);
   c.token_types = false;
   c.type_vocab_size = 0;

@@ -15,8 +15,29 @@ const std::vector<const ModelFamily*>& model_families() {
       &mpnet_family(),
       &deberta_v2_family(),
       &modernbert_family(),
+      &gpt2_family(),
+      &llama_family(),
+      &mistral_family(),
+      &qwen2_family(),
+      &qwen3_family(),
+      &gemma3_text_family(),
+      &gpt_neox_family(),
   };
   return families;
+}
+
+ModelFamily layer_family(std::string model_type, std::string description,
+                         ModelConfig (*read_config)(const nlohmann::json&, const std::filesystem::path&),
+                         std::vector<std::string> prefixes, std::vector<std::string> unused,
+                         TensorMap (*tensor_map)(const ModelConfig&)) {
+  ModelFamily f;
+  f.model_type = std::move(model_type);
+  f.description = std::move(description);
+  f.read_config = read_config;
+  f.prefixes = std::move(prefixes);
+  f.unused = std::move(unused);
+  f.tensor_map = tensor_map;
+  return f;
 }
 
 const ModelFamily& find_family(const std::string& model_type, const std::filesystem::path& config_file) {

@@ -7,9 +7,9 @@ namespace attnscan {
 
 namespace {
 
-BertConfig read_roberta(const nlohmann::json& j, const std::filesystem::path& file) {
+ModelConfig read_roberta(const nlohmann::json& j, const std::filesystem::path& file) {
   using namespace config_fields;
-  BertConfig c;
+  ModelConfig c;
   read_bert_like(j, file, c);
   read_bert_embeddings(j, file, c);
   read_positions_after_padding(j, file, c);

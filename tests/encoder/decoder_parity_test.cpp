@@ -1,0 +1,227 @@
+// Attention of every decoder family against Hugging Face's eager attention (transformers 5.x on PyPI torch):
+// random causal LMs of GPT-2, Llama (default, linear, dynamic, YaRN and Llama 3 RoPE; grouped-query attention;
+// tied and untied heads), Mistral (sliding window), Qwen2 (q/k/v biases), Qwen3 (q/k norms), Gemma 3 (sandwich
+// norms, local and global layers), GPT-NeoX (parallel and sequential residual, partial rotary), and the real
+// SmolLM2-135M-Instruct, each alone and in a right-padded batch. attnscan's attention must lie within 1e-5 of
+// HF's fp32, or no further from the float64 forward than HF's own fp32 is; above the diagonal and outside the
+// sliding windows it must be exactly 0. References: tests/reference/make_decoder_fixtures.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "encoder/encoder.hpp"
+#include "model/model_location.hpp"
+#include "model/safetensors.hpp"
+#include "support/model_builder.hpp"
+#include "support/test_paths.hpp"
+
+using namespace attnscan;
+namespace fs = std::filesystem;
+
+namespace {
+
+const float* values(const TensorView& t) { return reinterpret_cast<const float*>(t.data); }
+
+Encoding encoding_of(const TensorView& ids) {
+  Encoding e;
+  const auto* id = reinterpret_cast<const int64_t*>(ids.data);
+  for (int64_t t = 0; t < ids.numel(); ++t) e.ids.push_back(static_cast<int32_t>(id[t])), e.type_ids.push_back(0);
+  return e;
+}
+
+struct Distance {
+  double to_fp32 = 0, to_fp64 = 0, hf_to_fp64 = 0, above_diagonal = 0;
+};
+
+// Row b of `out` against HF's fp32 (attn) and fp64 (attn64) maps of one text.
+Distance distance(const EncoderOutput& out, int64_t b, const TensorView& attn, const TensorView* attn64) {
+  const int64_t L = attn.shape[0], H = attn.shape[1], n = attn.shape[2];
+  const float* r = values(attn);
+  const auto* r64 = attn64 ? reinterpret_cast<const double*>(attn64->data) : nullptr;
+  Distance d;
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t q = 0; q < n; ++q)
+        for (int64_t k = 0; k < n; ++k) {
+          const double ours = out.attention_at(b, l, h)[q * out.seq_len + k];
+          const std::size_t at = static_cast<std::size_t>(((l * H + h) * n + q) * n + k);
+          d.to_fp32 = std::max(d.to_fp32, std::fabs(ours - r[at]));
+          if (r64) {
+            d.to_fp64 = std::max(d.to_fp64, std::fabs(ours - r64[at]));
+            d.hf_to_fp64 = std::max(d.hf_to_fp64, std::fabs(double(r[at]) - r64[at]));
+          }
+          if (k > q) d.above_diagonal = std::max(d.above_diagonal, std::fabs(ours));
+        }
+  return d;
+}
+
+class DecoderParity : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = test::fixture_dir() / "decoders" / GetParam();
+    if (!fs::exists(dir_ / "reference" / "texts.json"))
+      GTEST_SKIP() << "reference " << dir_ << " missing: made by tests/reference/make_decoder_fixtures.py (needs the "
+                   << "peer venv of scripts/make_peer_venv.sh, the trained tokenizers and ../shared/datasets)";
+    std::ifstream in(dir_ / "reference" / "texts.json");
+    meta_ = nlohmann::json::parse(in);
+    model_dir_ = GetParam() == "smollm2" ? models_cache_dir() / "SmolLM2-135M-Instruct" : dir_ / "model";
+    if (!fs::exists(model_dir_ / "config.json")) GTEST_SKIP() << model_dir_ << " missing: made by scripts/fetch_models.sh";
+    ref_ = std::make_unique<SafetensorsFile>(dir_ / "reference" / "attention.safetensors");
+  }
+
+  // The sliding window of layer l from the reference's settings (0: none).
+  int64_t window(int64_t l) const {
+    const auto& s = meta_["settings"];
+    if (!s.contains("sliding_layers") || !s["sliding_layers"].is_object()) return 0;
+    const auto key = std::to_string(l);
+    return s["sliding_layers"].contains(key) ? s["sliding_layers"][key].get<int64_t>() : 0;
+  }
+
+  fs::path dir_, model_dir_;
+  nlohmann::json meta_;
+  std::unique_ptr<SafetensorsFile> ref_;
+};
+
+TEST_P(DecoderParity, AttentionEqualsHuggingFaceAloneAndInABatch) {
+  const LoadedModel model = load_model(model_dir_);
+  ASSERT_TRUE(model.config.described_by_layers());
+  const Transformer transformer(model, EncoderOptions{});
+  const std::size_t texts = meta_["texts"].size();
+  std::vector<Encoding> encodings;
+  for (std::size_t i = 0; i < texts; ++i) encodings.push_back(encoding_of(*ref_->find("ids." + std::to_string(i))));
+  int64_t checked = 0;
+  Distance worst;
+  for (std::size_t i = 0; i < texts; ++i) {
+    const auto& e = encodings[i];
+    if (static_cast<int64_t>(e.size()) > model.config.max_tokens()) continue;  // dynamic RoPE's stretch: refused below
+    const EncoderOutput out = transformer.forward(TokenBatch::from_encodings({&e}, 0));
+    const Distance d = distance(out, 0, *ref_->find("attn." + std::to_string(i)), ref_->find("attn64." + std::to_string(i)));
+    SCOPED_TRACE("text " + std::to_string(i) + " (" + std::to_string(e.size()) + " tokens)");
+    EXPECT_TRUE(d.to_fp32 <= 1e-5 || d.to_fp64 <= d.hf_to_fp64)
+        << "max |attnscan - HF fp32| " << d.to_fp32 << ", |attnscan - fp64| " << d.to_fp64 << ", |HF fp32 - fp64| "
+        << d.hf_to_fp64;
+    EXPECT_EQ(d.above_diagonal, 0.0) << "a query attends to a later token";
+    worst.to_fp32 = std::max(worst.to_fp32, d.to_fp32), worst.to_fp64 = std::max(worst.to_fp64, d.to_fp64);
+    worst.hf_to_fp64 = std::max(worst.hf_to_fp64, d.hf_to_fp64);
+    for (int64_t l = 0; l < out.layers; ++l) {
+      const int64_t w = window(l);
+      if (w <= 0) continue;
+      const int64_t n = static_cast<int64_t>(e.size());
+      for (int64_t h = 0; h < out.heads; ++h)
+        for (int64_t q = 0; q < n; ++q)
+          for (int64_t k = 0; k + w <= q; ++k)
+            ASSERT_EQ(out.attention_at(0, l, h)[q * out.seq_len + k], 0.0f)
+                << "layer " << l << " head " << h << ": query " << q << " sees key " << k << " outside its window of " << w;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  std::cout << GetParam() << ": " << checked << " texts, max |attnscan - HF fp32| " << worst.to_fp32
+            << ", |attnscan - fp64| " << worst.to_fp64 << ", |HF fp32 - fp64| " << worst.hf_to_fp64 << "\n";
+  // The first texts together, right-padded: each row as it is alone (the same operations on its own block).
+  const std::size_t batch = std::min<std::size_t>(texts, meta_.value("batch", 4));
+  std::vector<const Encoding*> rows;
+  for (std::size_t i = 0; i < batch; ++i)
+    if (static_cast<int64_t>(encodings[i].size()) <= model.config.max_tokens()) rows.push_back(&encodings[i]);
+  const EncoderOutput together = transformer.forward(TokenBatch::from_encodings(rows, 0));
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    const EncoderOutput alone = transformer.forward(TokenBatch::from_encodings({rows[b]}, 0));
+    const int64_t n = static_cast<int64_t>(rows[b]->size());
+    for (int64_t l = 0; l < alone.layers; ++l)
+      for (int64_t h = 0; h < alone.heads; ++h)
+        for (int64_t q = 0; q < n; ++q)
+          ASSERT_EQ(0, std::memcmp(alone.attention_at(0, l, h) + q * n, together.attention_at(static_cast<int64_t>(b), l, h) + q * together.seq_len,
+                                   static_cast<std::size_t>(n) * sizeof(float)))
+              << "row " << b << " layer " << l << " head " << h << " query " << q << " differs in the batch";
+  }
+}
+
+TEST_P(DecoderParity, LongerThanTheModelTakesIsRefusedByName) {
+  const LoadedModel model = load_model(model_dir_);
+  const Transformer transformer(model, EncoderOptions{});
+  Encoding e;
+  e.ids.assign(static_cast<std::size_t>(model.config.max_tokens() + 1), 1);
+  e.type_ids.assign(e.ids.size(), 0);
+  try {
+    transformer.forward(TokenBatch::from_encodings({&e}, 0));
+    FAIL() << "a sequence past the model's maximum was run";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("exceeds the model's maximum"), std::string::npos) << err.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, DecoderParity,
+                         ::testing::Values("gpt2", "llama", "llama_linear", "llama_dynamic", "llama_yarn", "llama3", "mistral",
+                                           "qwen2", "qwen3", "gemma3_text", "gpt_neox", "gpt_neox_sequential", "smollm2"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+
+namespace {
+
+// The GPT-2 fixture's model directory, or empty (the test skips saying so).
+fs::path gpt2_fixture() {
+  const fs::path dir = test::fixture_dir() / "decoders" / "gpt2" / "model";
+  return fs::exists(dir / "model.safetensors") ? dir : fs::path();
+}
+
+// DIR's config and tokenizer files copied to `to`, its tensors (bar `drop`) written over `shards` files and
+// a model.safetensors.index.json naming them (one shard: model.safetensors itself).
+fs::path copy_model(const fs::path& dir, const fs::path& to, int shards, const std::string& drop = "") {
+  fs::remove_all(to);
+  fs::create_directories(to);
+  for (const auto& f : fs::directory_iterator(dir))
+    if (f.path().extension() == ".json" && f.path().filename() != "model.safetensors.index.json") fs::copy(f.path(), to / f.path().filename());
+  const SafetensorsFile st(dir / "model.safetensors");
+  std::vector<std::vector<test::Blob>> parts(static_cast<std::size_t>(shards));
+  nlohmann::json weight_map = nlohmann::json::object();
+  std::size_t i = 0;
+  for (const auto& t : st.tensors()) {
+    if (t.name == drop) continue;
+    const std::size_t s = i++ % parts.size();
+    parts[s].push_back({t.name, t.dtype_tag, t.shape, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(t.data),
+                                                                           reinterpret_cast<const uint8_t*>(t.data) + t.nbytes)});
+    weight_map[t.name] = "model-" + std::to_string(s + 1) + "-of-" + std::to_string(shards) + ".safetensors";
+  }
+  if (shards == 1) {
+    test::write_safetensors(to / "model.safetensors", parts[0]);
+    return to;
+  }
+  for (std::size_t s = 0; s < parts.size(); ++s)
+    test::write_safetensors(to / ("model-" + std::to_string(s + 1) + "-of-" + std::to_string(shards) + ".safetensors"), parts[s]);
+  std::ofstream(to / "model.safetensors.index.json") << nlohmann::json{{"metadata", nlohmann::json::object()}, {"weight_map", weight_map}}.dump();
+  return to;
+}
+
+}  // namespace
+
+TEST(DecoderCheckpoints, AShardedCheckpointGivesTheSameAttention) {
+  const fs::path dir = gpt2_fixture();
+  if (dir.empty()) GTEST_SKIP() << "decoders/gpt2 missing: made by tests/reference/make_decoder_fixtures.py";
+  const fs::path sharded = copy_model(dir, test::scratch_dir("sharded_gpt2") / "model", 3);
+  ASSERT_FALSE(fs::exists(sharded / "model.safetensors"));
+  Encoding e;
+  for (int32_t id : {5, 17, 300, 42, 9, 77, 1000, 3}) e.ids.push_back(id), e.type_ids.push_back(0);
+  const auto batch = TokenBatch::from_encodings({&e}, 0);
+  const EncoderOutput whole = Transformer(load_model(dir), EncoderOptions{}).forward(batch);
+  const EncoderOutput shards = Transformer(load_model(sharded), EncoderOptions{}).forward(batch);
+  ASSERT_EQ(whole.attention.size(), shards.attention.size());
+  EXPECT_EQ(0, std::memcmp(whole.attention.data(), shards.attention.data(), whole.attention.size() * sizeof(float)));
+}
+
+TEST(DecoderCheckpoints, AMissingTensorIsNamedAsTheCheckpointNamesIt) {
+  const fs::path dir = gpt2_fixture();
+  if (dir.empty()) GTEST_SKIP() << "decoders/gpt2 missing: made by tests/reference/make_decoder_fixtures.py";
+  const fs::path broken = copy_model(dir, test::scratch_dir("broken_gpt2") / "model", 1, "transformer.h.1.attn.c_attn.weight");
+  try {
+    load_model(broken);
+    FAIL() << "a checkpoint without h.1's c_attn loaded";
+  } catch (const ModelError& err) {
+    EXPECT_NE(std::string(err.what()).find("missing tensor 'h.1.attn.c_attn.weight'"), std::string::npos) << err.what();
+  }
+}
