@@ -22,6 +22,10 @@ class AttentionStore:
         self.model_heads = int(g.attrs["model_heads"])
         self.dtype = str(g.attrs["dtype"])
         self.compression = str(g.attrs.get("compression", "none"))
+        # per stored layer (before, after): query i sees keys i - before .. i + after (-1: unbounded); the
+        # attention outside is a structural 0 (a decoder's upper triangle). None: every key (encoders).
+        ranges = g.attrs.get("key_ranges")
+        self.key_ranges = None if ranges is None else [(int(ranges[2 * k]), int(ranges[2 * k + 1])) for k in range(len(self.layers))]
         a = self.values.attrs
         self.scale = float(a["scale_factor"]) if "scale_factor" in a else (1.0 / 255 if self.dtype == "uint8" else 1.0)
         self.offset = float(a["add_offset"]) if "add_offset" in a else 0.0

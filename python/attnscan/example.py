@@ -55,6 +55,15 @@ class Example:
             self._attention = self._store.read(self.position, self._attention_offset, self.n_tokens)
         return self._attention
 
+    @property
+    def visible(self):
+        """[L, n, n] bool over the stored layers: True where query i sees key j; False marks a structural 0 (a
+        decoder's upper triangle, keys outside a sliding window). All True for models whose queries see every key."""
+        n = self.n_tokens
+        ranges = self._store.key_ranges or [(-1, -1)] * len(self._store.layers)
+        offset = np.arange(n)[None, :] - np.arange(n)[:, None]  # key - query
+        return np.stack([((before < 0) | (offset >= -before)) & ((after < 0) | (offset <= after)) for before, after in ranges])
+
     def head(self, layer, head):
         """[n, n] attention of model layer `layer`, head `head` (model indices, not stored positions)."""
         return self.attention[self._store.layer_position(layer), self._store.head_position(head)]

@@ -2,8 +2,9 @@
 
 Reads tokens and fp32 attention from the file (no attnscan code) and returns, per detector output,
 per-example scores [N, L, H] and baselines [N, L], to compare with what the plugins stored. A layer
-that attends within a window (ModernBERT's local layers, read from the stored config.json as Hugging
-Face defines them) has its baseline over the keys a query sees.
+whose queries see only some keys (ModernBERT's local layers, a decoder's causal and sliding-window
+layers, read from the stored config.json as Hugging Face defines them) counts a query only where it
+sees one of its targets, and has its baseline over the keys a query sees.
 """
 import json
 import math
@@ -32,38 +33,52 @@ def word_keys(tokens, stem):
     return keys
 
 
+DECODERS = ("gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "gpt_neox")
+
+
 def layer_windows(config):
-    """Per layer: the largest |i - j| a query sees, or None (all keys). ModernBERT: layer l is local when
-    l % global_attn_every_n_layers != 0, and sees |i - j| <= local_attention // 2."""
-    every = config.get("global_attn_every_n_layers") if config.get("model_type") == "modernbert" else None
-    return [config["local_attention"] // 2 if every and l % every else None for l in range(config["num_hidden_layers"])]
+    """Per layer (before, after): query i sees keys i - before .. i + after, None unbounded. ModernBERT: layer l
+    is local when l % global_attn_every_n_layers != 0 and sees |i - j| <= local_attention // 2; a decoder sees
+    the keys up to the query, a sliding layer (layer_types, or Mistral's sliding_window) the window's W keys."""
+    model_type = config.get("model_type")
+    layers = config.get("num_hidden_layers", config.get("n_layer"))
+    if model_type == "modernbert":
+        every, half = config["global_attn_every_n_layers"], config["local_attention"] // 2
+        return [(half, half) if l % every else (None, None) for l in range(layers)]
+    if model_type not in DECODERS:
+        return [(None, None)] * layers
+    window = config.get("sliding_window")
+    kinds = config.get("layer_types") or ["sliding_attention" if model_type == "mistral" and window else "full_attention"] * layers
+    return [(window - 1, 0) if kind == "sliding_attention" else (None, 0) for kind in kinds]
 
 
 def visible(window, i, n):
     """The keys query i sees: a boolean [n] mask."""
-    keys = np.arange(n)
-    return np.ones(n, bool) if window is None else np.abs(keys - i) <= window
+    before, after = window
+    offset = np.arange(n) - i
+    return ((before is None) | (offset >= -(before or 0))) & ((after is None) | (offset <= (after or 0)))
 
 
 def target_score(A, targets, windows):
-    """mean over i in Q (non-empty T(i)) of sum_{j in T(i)} A[:, :, i, j]; baseline per layer: the mean
-    over Q of |T(i) seen| / |keys seen|."""
+    """Per layer l: the mean over i in Q_l (queries that see one of their targets T(i) in layer l) of
+    sum_{j in T(i)} A[l, :, i, j], and the baseline: the mean over Q_l of |T(i) seen| / |keys seen|. NaN where
+    Q_l is empty."""
     n = A.shape[-1]
-    Q = [i for i in range(n) if targets[i]]
-    if not Q:
-        return np.full(A.shape[:2], np.nan), np.full(A.shape[0], np.nan)
-    total = np.zeros(A.shape[:2])
-    for i in Q:
-        total += A[:, :, i, targets[i]].sum(axis=-1)
-    baseline = [np.mean([visible(w, i, n)[targets[i]].sum() / visible(w, i, n).sum() for i in Q]) for w in windows]
-    return total / len(Q), np.array(baseline)
+    scores, baselines = np.full(A.shape[:2], np.nan), np.full(A.shape[0], np.nan)
+    for l, w in enumerate(windows):
+        Q = [i for i in range(n) if targets[i] and visible(w, i, n)[targets[i]].any()]
+        if not Q:
+            continue
+        scores[l] = np.mean([A[l, :, i, targets[i]].sum(axis=0) for i in Q], axis=0)
+        baselines[l] = np.mean([visible(w, i, n)[targets[i]].sum() / visible(w, i, n).sum() for i in Q])
+    return scores, baselines
 
 
 def scores(detector, output, tokens, A, params, windows=None):
     """(scores [L, H], baselines [L]) of one output on attention A [L, H, n, n]; windows as layer_windows()
     gives them (None: every layer sees all keys)."""
     n = len(tokens)
-    windows = windows or [None] * A.shape[0]
+    windows = windows or [(None, None)] * A.shape[0]
     if detector in ("next_token", "prev_token"):
         step = 1 if detector == "next_token" else -1
         within = params.get("within_sentence") == "true"
@@ -131,9 +146,8 @@ def compare(f, params_by_detector):
             ref, base = scores(det, out, tokens, A, params_by_detector.get(det, {}), windows)
             got = f[f"scores/{key}/values"][i].astype(np.float64)
             gb = f[f"scores/{key}/baseline"][i].astype(np.float64)
-            if np.isnan(ref).any() or np.isnan(got).any():
-                assert np.isnan(ref).all() and np.isnan(got).all(), (key, i, "NaN pattern differs")
-                assert np.isnan(base).all() and np.isnan(gb).all(), (key, i, "baseline NaN differs")
-                continue
-            worst = max(worst, float(np.abs(got - ref).max()), float(np.abs(gb - base).max()))
+            assert (np.isnan(ref) == np.isnan(got)).all(), (key, i, "NaN pattern differs")
+            assert (np.isnan(base) == np.isnan(gb)).all(), (key, i, "baseline NaN differs")
+            if not np.isnan(ref).all():
+                worst = max(worst, float(np.nanmax(np.abs(got - ref))), float(np.nanmax(np.abs(gb - base))))
     return worst

@@ -953,6 +953,39 @@ def test_detectors_match_numpy_reference():
             assert worst <= 1e-6, worst
 
 
+def decoder_model(name):
+    """A random decoder that make_decoder_fixtures.py wrote, or Skip."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    d = os.path.join(fixtures, "decoders", name, "model")
+    if not os.path.exists(os.path.join(d, "config.json")):
+        raise Skip(f"{d} missing: made by tests/reference/make_decoder_fixtures.py during the README test command")
+    return d
+
+
+def test_decoder_layers_match_numpy_reference():
+    """Decoders' causal and sliding-window layers (GPT-2, Mistral with a 12-key window, Gemma 3 with local
+    layers 0 and 2 of 10 keys) on STS-B pairs: every detector's scores and per-layer baselines equal the numpy
+    reference, which counts a query only where it sees one of its targets (from the stored config.json); the
+    next token is NaN on every layer (no query sees it), and the file's key_ranges say what each layer sees."""
+    need_datasets()
+    for name in ("gpt2", "mistral", "gemma3_text"):
+        model = decoder_model(name)
+        cfg, target = out(f"decoder_{name}.yaml"), out(f"decoder_{name}.h5")
+        detector_config(cfg, "dataset:\n  path: ../shared/datasets/stsb/sts-dev.csv\n  header: false\n"
+                        "  sentence_a: 5\n  sentence_b: 6\n  label: 4\n  max_rows: 40\n", {})
+        run("run", "-c", cfg, "--model", model, "-o", target, "--no-progress")
+        with h5py.File(target, "r") as f:
+            windows = layer_windows(json.loads(f.attrs["model_config"]))
+            ranges = f["attention"].attrs["key_ranges"].reshape(-1, 2)
+            want = [(-1 if b is None else b, -1 if a is None else a) for b, a in windows]
+            assert [tuple(r) for r in ranges] == want, (ranges, want)
+            worst = compare(f, {})
+            print(f"{name}, key ranges {want}: max |plugin - numpy| = {worst:.3g}")
+            assert worst <= 1e-6, worst
+            assert np.isnan(f["scores/next_token/next_token/values"][...]).all(), "a decoder's next token has a score"
+            assert not np.isnan(f["scores/prev_token/prev_token/values"][...]).all()
+
+
 def test_windowed_layers_match_numpy_reference():
     """ModernBERT's sliding-window layers: every detector's scores and per-layer baselines equal the numpy
     reference, which takes a local layer's uniform attention over the keys a query sees (|i - j| <=
@@ -968,15 +1001,16 @@ def test_windowed_layers_match_numpy_reference():
     with h5py.File(target, "r") as f:
         config = json.loads(f.attrs["model_config"])
         windows = layer_windows(config)
-        local = [l for l, w in enumerate(windows) if w is not None]
-        assert local and None in windows, windows
+        local = [l for l, w in enumerate(windows) if w != (None, None)]
+        assert local and (None, None) in windows, windows
+        half = windows[local[0]][0]
         n = f["examples/n_tokens"][...]
         assert (n > 2 * config["local_attention"] // 2 + 1).sum() >= 10, "pairs no longer than the window"
         worst = compare(f, {})
-        print(f"modernbert, local layers {local} (+-{windows[local[0]]} keys): max |plugin - numpy| = {worst:.3g}")
+        print(f"modernbert, local layers {local} (+-{half} keys): max |plugin - numpy| = {worst:.3g}")
         assert worst <= 1e-6, worst
         base = f["scores/next_token/next_token/baseline"][...]  # [N, L]
-        long_pairs = n > 2 * windows[local[0]] + 1
+        long_pairs = n > 2 * half + 1
         assert (base[long_pairs][:, local[0]] > base[long_pairs][:, 0]).all(), "a local layer's baseline is not over its window"
         mean_base = f["scores/next_token/next_token/baseline_mean"][...]  # [L, H]: each layer its own
         assert np.allclose(mean_base[local[0]], base[:, local[0]].mean(), rtol=1e-5), (mean_base, base.mean(axis=0))

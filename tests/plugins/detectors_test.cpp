@@ -122,7 +122,7 @@ TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
   const std::size_t n = e.size();
   e.layers = 2;
   e.heads = 1;
-  e.key_window = {-1, 1};
+  e.key_ranges = {{}, {1, 1}};
   std::vector<float> a(2 * n * n);
   for (int64_t l = 0; l < 2; ++l)
     for (std::size_t i = 0; i < n; ++i)
@@ -137,7 +137,9 @@ TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
                         "delimiter", "entropy"}) {
     auto s = run(p, e);
     ASSERT_EQ(s.scores.size(), s.baseline.size()) << p;  // one head: a baseline per output and layer
-    for (std::size_t k = 0; k < s.baseline.size(); ++k) EXPECT_NEAR(s.scores[k], s.baseline[k], 1e-6) << p << " " << k;
+    for (std::size_t k = 0; k < s.baseline.size(); ++k)  // NaN together where no query sees a target in the window
+      if (std::isnan(s.baseline[k])) EXPECT_TRUE(std::isnan(s.scores[k])) << p << " " << k;
+      else EXPECT_NEAR(s.scores[k], s.baseline[k], 1e-6) << p << " " << k;
   }
   // next token: every query but the last sees its target; 1/n on layer 0, mean of 1/|window| on layer 1.
   const auto next = run("next_token", e);
@@ -145,29 +147,72 @@ TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
   for (std::size_t i = 0; i + 1 < n; ++i) windowed += 1.0 / double(e.visible_keys(1, i));
   EXPECT_FLOAT_EQ(next.baseline[0], 1.0f / float(n));
   EXPECT_FLOAT_EQ(next.baseline[1], float(windowed / double(n - 1)));
-  // [CLS] (key 0) is in the window of queries 0 and 1 only: (1/2 + 1/3) / n on layer 1.
-  EXPECT_FLOAT_EQ(run("delimiter", e).baseline[1], float((1.0 / 2 + 1.0 / 3) / double(n)));
+  // [CLS] (key 0) is in the window of queries 0 and 1 only, the only queries that count: (1/2 + 1/3) / 2 on layer 1.
+  EXPECT_FLOAT_EQ(run("delimiter", e).baseline[1], float((1.0 / 2 + 1.0 / 3) / 2.0));
   double entropy = 0;
   for (std::size_t i = 0; i < n; ++i) entropy += std::log(double(e.visible_keys(1, i)));
   EXPECT_NEAR(run("entropy", e).baseline[1], entropy / double(n), 1e-6);
 }
 
+// A decoder's causal layers: query i sees keys 0..i. Attention uniform over them scores its layer's baseline
+// for every detector; a pattern no query can see (the next token) has no score and no baseline (NaN), not 0
+// against 0; the previous token's baseline is the mean of 1 / (i + 1) over the queries that have one.
+TEST(Detectors, CausalLayersScoreOnlyWhatAQuerySees) {
+  auto e = make_example({"the", "cat", "straw+##berries"}, {"the", "cat", "sat"});
+  const std::size_t n = e.size();
+  e.layers = 2;
+  e.heads = 1;
+  e.key_ranges = {{-1, 0}, {2, 0}};  // causal; a causal window of 3 keys
+  std::vector<float> a(2 * n * n);
+  for (int64_t l = 0; l < 2; ++l)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        a[(static_cast<std::size_t>(l) * n + i) * n + j] = e.sees(l, i, j) ? 1.0f / float(e.visible_keys(l, i)) : 0.0f;
+  e.attention = a.data();
+  EXPECT_EQ(e.visible_keys(0, 0), 1u);
+  EXPECT_EQ(e.visible_keys(0, n - 1), n);
+  EXPECT_EQ(e.visible_keys(1, n - 1), 3u);
+  EXPECT_FALSE(e.sees(0, 2, 3));
+  for (const char* p : {"prev_token", "same_sentence_match", "cross_sentence_match", "subword_siblings", "delimiter", "entropy"}) {
+    auto s = run(p, e);
+    for (std::size_t k = 0; k < s.baseline.size(); ++k)
+      if (std::isnan(s.baseline[k])) EXPECT_TRUE(std::isnan(s.scores[k])) << p << " " << k;
+      else EXPECT_NEAR(s.scores[k], s.baseline[k], 1e-6) << p << " " << k;
+  }
+  const auto next = run("next_token", e);
+  for (std::size_t k = 0; k < 2; ++k) EXPECT_TRUE(std::isnan(next.scores[k]) && std::isnan(next.baseline[k])) << k;
+  double previous = 0;
+  for (std::size_t i = 1; i < n; ++i) previous += 1.0 / double(i + 1);
+  EXPECT_FLOAT_EQ(run("prev_token", e).baseline[0], float(previous / double(n - 1)));
+  // B attends to A across the pair; A cannot see B, so only B's tokens count as queries
+  const auto cross = run("cross_sentence_match", e);
+  EXPECT_FALSE(std::isnan(cross.scores[0]));
+}
+
 // A norm-weighted map is zero outside a layer's window as the weights are, so it keeps the window; a
-// rollout composes the layers below and reaches past it, so its examples see every key.
+// rollout composes the layers below, so its reach is their ranges added up: unbounded past a global layer,
+// causal where every layer is.
 TEST(Detectors, MapsKeepTheWindowOnlyWhereTheyStayInside) {
   auto e = make_example({"a", "b", "c"}, {"d"});
   const std::size_t n = e.size();
   e.layers = 2;
   e.heads = 1;
-  e.key_window = {-1, 1};
+  e.key_ranges = {{}, {1, 1}};
   std::vector<float> a(2 * n * n, 0.0f), norms(2 * n, 1.0f);
   for (std::size_t l = 0; l < 2; ++l)
     for (std::size_t i = 0; i < n; ++i) a[(l * n + i) * n + i] = 1.0f;
   e.attention = a.data();
   e.value_norms = norms.data();
   std::vector<std::vector<float>> storage;
-  EXPECT_EQ(map_examples(AttentionMap::Norm, {e}, {}, storage)[0].key_window, e.key_window);
-  EXPECT_TRUE(map_examples(AttentionMap::Rollout, {e}, {}, storage)[0].key_window.empty());
+  EXPECT_EQ(map_examples(AttentionMap::Norm, {e}, {}, storage)[0].key_ranges, e.key_ranges);
+  EXPECT_EQ(map_examples(AttentionMap::Rollout, {e}, {}, storage)[0].key_ranges,
+            (std::vector<sdk::KeyRange>{{}, {}}));
+  e.key_ranges = {{1, 1}, {2, 1}};
+  EXPECT_EQ(map_examples(AttentionMap::Rollout, {e}, {}, storage)[0].key_ranges,
+            (std::vector<sdk::KeyRange>{{1, 1}, {3, 2}}));
+  e.key_ranges = {{-1, 0}, {3, 0}};  // a decoder: causal, then a causal window
+  EXPECT_EQ(map_examples(AttentionMap::Rollout, {e}, {}, storage)[0].key_ranges,
+            (std::vector<sdk::KeyRange>{{-1, 0}, {-1, 0}}));
 }
 
 TEST(Detectors, SubwordSiblingsOfASplitWord) {
@@ -277,7 +322,7 @@ TEST(Detectors, TargetSetScoresAreEachHeadsOwnSum) {
     sdk::Example e = make_example({"the", "straw+##berries", "were", "sold"}, {"strawberries", "the", "market"});
     const std::size_t n = e.size();
     e.layers = 2, e.heads = heads;
-    e.key_window = {-1, 2};
+    e.key_ranges = {{}, {2, 2}};
     std::vector<float> maps(static_cast<std::size_t>(e.layers * heads) * n * n);
     for (auto& x : maps) x = weight(rng);
     e.attention = maps.data();
@@ -287,13 +332,17 @@ TEST(Detectors, TargetSetScoresAreEachHeadsOwnSum) {
         if ((i * 7 + j * 3) % 5 == 0 && i != 2) targets[i].push_back(j);
     std::vector<float> scores(static_cast<std::size_t>(e.layers * heads)), baseline(2);
     sdk::score_target_sets(e, targets, scores.data(), baseline.data());
-    std::size_t q = 0;
-    for (const auto& t : targets) q += t.empty() ? 0 : 1;
     for (int64_t l = 0; l < e.layers; ++l)
       for (int64_t h = 0; h < heads; ++h) {
         double total = 0;
-        for (std::size_t i = 0; i < n; ++i)
+        std::size_t q = 0;  // the queries that see one of their targets in this layer
+        for (std::size_t i = 0; i < n; ++i) {
+          bool sees = false;
+          for (std::size_t j : targets[i]) sees |= e.sees(l, i, j);
+          if (!sees) continue;
+          ++q;
           for (std::size_t j : targets[i]) total += e.head(l, h)[i * n + j];
+        }
         EXPECT_EQ(scores[static_cast<std::size_t>(l * heads + h)], static_cast<float>(total / static_cast<double>(q)))
             << heads << " heads, layer " << l << ", head " << h;
       }

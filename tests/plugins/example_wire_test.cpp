@@ -24,7 +24,7 @@ sdk::Example roberta_example(std::vector<float>& attention) {
               {"<pad>", 1, TokenRole::Padding, 1, 1, -1, "<pad>"}};
   e.layers = 2;
   e.heads = 3;
-  e.key_window = {-1, 4};  // a global and a sliding-window layer
+  e.key_ranges = {{}, {4, 4}};  // a global and a sliding-window layer
   const std::size_t n = e.size();
   attention.resize(static_cast<std::size_t>(e.layers * e.heads) * n * n);
   for (std::size_t i = 0; i < attention.size(); ++i) attention[i] = static_cast<float>(i) / 1024.0f;
@@ -65,7 +65,7 @@ TEST(ExampleWire, RoundTripKeepsRolesSentencesAndTypeIds) {
     EXPECT_EQ(got.id, want.id);
     EXPECT_EQ(got.layers, want.layers);
     EXPECT_EQ(got.heads, want.heads);
-    EXPECT_EQ(got.key_window, want.key_window);
+    EXPECT_EQ(got.key_ranges, want.key_ranges);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t t = 0; t < want.size(); ++t) expect_same_token(got.tokens[t], want.tokens[t], t);
     const std::size_t values = static_cast<std::size_t>(want.layers * want.heads) * want.size() * want.size();

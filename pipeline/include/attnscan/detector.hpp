@@ -36,7 +36,9 @@ namespace attnscan::sdk {
 // 4: Example carries value_norms, and word_annotations (gold dependency heads and relations of
 //    annotated datasets).
 // 5: Example carries key_window (sliding-window layers); a baseline per output and layer.
-inline constexpr int kApiVersion = 5;
+// 6: key_window becomes key_ranges (causal and sliding-window layers of decoders); score_target_sets counts
+//    a query only in the layers where it sees one of its targets.
+inline constexpr int kApiVersion = 6;
 
 enum class ParamType { Bool, Int, Double, String };
 using ParamValue = std::variant<bool, int64_t, double, std::string>;
@@ -86,6 +88,17 @@ struct WordAnnotation {
   std::string relation;  // dependency relation as written (DEPREL), e.g. "nsubj", "nmod:poss"
 };
 
+// The keys query i sees: i - before <= j <= i + after, each side unbounded where negative. Causal: {-1, 0};
+// ModernBERT's local layers: {w, w}; Mistral's window of W keys: {W - 1, 0}.
+struct KeyRange {
+  int32_t before = -1, after = -1;
+  bool sees(std::size_t i, std::size_t j) const {
+    return (before < 0 || j + static_cast<std::size_t>(before) >= i) && (after < 0 || j <= i + static_cast<std::size_t>(after));
+  }
+  bool all() const { return before < 0 && after < 0; }
+  bool operator==(const KeyRange& o) const { return before == o.before && after == o.after; }
+};
+
 struct Example {
   std::string id;
   std::vector<Token> tokens;          // n tokens
@@ -100,24 +113,20 @@ struct Example {
   // detector configured with map: norm). What `attention` holds follows the detector's `map:`
   // (docs/writing-a-detector.md): raw weights by default.
   const float* value_norms = nullptr;
-  // [layers]: a query i of layer l sees only the keys j with |i - j| <= key_window[l] (ModernBERT's
-  // sliding-window layers; the attention outside is exactly 0); -1, or an empty vector, where every
-  // query of the layer sees all n keys.
-  std::vector<int32_t> key_window;
+  // [layers]: the keys each query of a layer sees (decoders: the keys up to it, causal; sliding-window layers:
+  // a band around it); the attention outside is exactly 0. Empty, or a range unbounded on both sides, where
+  // every query sees all n keys.
+  std::vector<KeyRange> key_ranges;
 
   std::size_t size() const { return tokens.size(); }
-  // The largest |i - j| a query of `layer` sees, or -1 for all keys.
-  int32_t window(int64_t layer) const { return key_window.empty() ? -1 : key_window[static_cast<std::size_t>(layer)]; }
-  bool sees(int64_t layer, std::size_t i, std::size_t j) const {
-    const int32_t w = window(layer);
-    return w < 0 || (i > j ? i - j : j - i) <= static_cast<std::size_t>(w);
-  }
-  // How many keys query i of `layer` sees: n, or its window clipped to the sequence.
+  KeyRange keys(int64_t layer) const { return key_ranges.empty() ? KeyRange{} : key_ranges[static_cast<std::size_t>(layer)]; }
+  bool sees(int64_t layer, std::size_t i, std::size_t j) const { return keys(layer).sees(i, j); }
+  // How many keys query i of `layer` sees: n, or its range clipped to the sequence.
   std::size_t visible_keys(int64_t layer, std::size_t i) const {
-    const int32_t w = window(layer);
-    if (w < 0) return size();
-    const std::size_t r = static_cast<std::size_t>(w);
-    return std::min(size() - 1, i + r) - (i > r ? i - r : 0) + 1;
+    const KeyRange r = keys(layer);
+    const std::size_t first = r.before < 0 || i < static_cast<std::size_t>(r.before) ? 0 : i - static_cast<std::size_t>(r.before);
+    const std::size_t last = r.after < 0 ? size() - 1 : std::min(size() - 1, i + static_cast<std::size_t>(r.after));
+    return last - first + 1;
   }
   const float* head(int64_t layer, int64_t h) const {
     return attention + (layer * heads + h) * static_cast<int64_t>(size() * size());
@@ -143,29 +152,33 @@ class Detector {
 
 inline constexpr float kUndefined = std::numeric_limits<float>::quiet_NaN();
 
-// The common shape of a pattern score: for query tokens i in Q (those with a non-null target set),
-// the mean over i of the attention mass on T(i). Fills scores [layers][heads] and baseline [layers]
-// for one output: the uniform baseline, the mean over i in Q of |T(i) seen| / |keys seen| (|T(i)| / n
-// in a layer without a window). NaN everywhere when Q is empty.
+// The common shape of a pattern score: for query tokens i in Q_l (those that see at least one token of their
+// target set T(i) in layer l), the mean over i of the attention mass on T(i). Fills scores [layers][heads] and
+// baseline [layers] for one output: the uniform baseline, the mean over i in Q_l of |T(i) seen| / |keys seen|
+// (|T(i)| / n in a layer where every query sees every key). NaN in a layer where Q_l is empty (a decoder's
+// next token: no query sees it).
 // targets[i] lists T(i); an empty list means i is not in Q.
 inline void score_target_sets(const Example& e, const std::vector<std::vector<std::size_t>>& targets, float* scores,
                               float* baseline) {
   const std::size_t n = e.size();
-  std::size_t q = 0;
-  std::vector<std::size_t> cells;  // i * n + j for every j of T(i), i in order: the order of each head's sum
-  for (std::size_t i = 0; i < n; ++i) {
-    q += targets[i].empty() ? 0 : 1;
-    for (std::size_t j : targets[i]) cells.push_back(i * n + j);
-  }
   // Each head's mass is one chain of dependent adds; kHeads heads go side by side, so that their chains
   // overlap (each head's sum is the same number as alone).
   constexpr int64_t kHeads = 4;
+  std::vector<std::size_t> cells;  // i * n + j for every j of T(i), i in Q_l, in order: the order of each head's sum
+  std::size_t q = 0;
+  double uniform = 0;
   for (int64_t l = 0; l < e.layers; ++l) {
-    double uniform = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t seen = 0;
-      for (std::size_t j : targets[i]) seen += e.sees(l, i, j) ? 1 : 0;
-      if (!targets[i].empty()) uniform += static_cast<double>(seen) / static_cast<double>(e.visible_keys(l, i));
+    if (l == 0 || !(e.keys(l) == e.keys(l - 1))) {  // Q_l, its cells and baseline: the same for layers of one range
+      q = 0, uniform = 0;
+      cells.clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        std::size_t seen = 0;
+        for (std::size_t j : targets[i]) seen += e.sees(l, i, j) ? 1 : 0;
+        if (seen == 0) continue;
+        ++q;
+        uniform += static_cast<double>(seen) / static_cast<double>(e.visible_keys(l, i));
+        for (std::size_t j : targets[i]) cells.push_back(i * n + j);
+      }
     }
     baseline[l] = q == 0 ? kUndefined : static_cast<float>(uniform / static_cast<double>(q));
     float* s = scores + l * e.heads;

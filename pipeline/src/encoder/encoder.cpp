@@ -796,7 +796,7 @@ EncoderOutput Transformer::Impl::forward(const TokenBatch& batch, ForwardOutputs
   out.batch = B;
   out.layers = c.num_layers;
   out.heads = NH;
-  for (int64_t l = 0; l < c.num_layers; ++l) out.key_window.push_back(c.key_window(l));
+  for (int64_t l = 0; l < c.num_layers; ++l) out.key_ranges.push_back(c.key_range(l));
   out.seq_len = S;
   out.hidden_size = H;
   bool all_plain = true;  // the plain kernel writes every value, padding included; ATen's paths only the blocks

@@ -76,8 +76,8 @@ struct UninitializedAllocator : std::allocator<T> {
 
 struct EncoderOutput {
   int64_t batch = 0, layers = 0, heads = 0, seq_len = 0, hidden_size = 0;
-  // [layer]: a query i sees the keys |i - j| <= key_window[l], or all of them (-1) (ModelConfig::key_window).
-  std::vector<int32_t> key_window;
+  // [layer]: the keys each query sees (ModelConfig::key_range); the attention outside is exactly 0.
+  std::vector<KeyRange> key_ranges;
   // [batch][layer][head][query][key], padded to seq_len. For example b only the leading
   // lengths[b] x lengths[b] block is meaningful; rows sum to 1 over real keys, padded keys get 0.
   // Compact (compact_examples not empty): example b's [layer][head] maps of n_b x n_b from its start.

@@ -235,7 +235,7 @@ EncoderOutput LayerStack::forward(const TokenBatch& batch, ForwardOutputs want) 
   out.heads = heads;
   out.seq_len = S;
   out.hidden_size = H;
-  out.key_window.assign(static_cast<std::size_t>(L), -1);
+  for (int64_t l = 0; l < L; ++l) out.key_ranges.push_back(cfg_.key_range(l));
   out.attention.assign(static_cast<std::size_t>(B * L * heads * S * S), 0.0f);
   const at::Tensor attn_out = at::from_blob(out.attention.data(), {B, L, heads, S, S});
   at::Tensor hidden_out;

@@ -50,8 +50,11 @@ struct ModelConfig {
   double global_theta = 0, local_theta = 0;
   int64_t global_every = 0, local_window = 0;
   bool is_local(int64_t layer) const { return global_every > 0 && layer % global_every != 0; }
-  // The keys a query of `layer` sees: |i - j| <= key_window(layer), or all of them (-1).
-  int32_t key_window(int64_t layer) const { return is_local(layer) ? static_cast<int32_t>(local_window / 2) : -1; }
+  // The keys a query of `layer` sees: its LayerSpec's, or |i - j| <= local_window / 2 in a local layer, or all.
+  KeyRange key_range(int64_t layer) const {
+    if (described_by_layers()) return layer_spec(layer).attention.keys;
+    return is_local(layer) ? KeyRange{local_window / 2, local_window / 2} : KeyRange::all();
+  }
   bool has_local_layers() const { return global_every > 1 && num_layers > 1; }
   bool norm_after_projection = false;      // DeBERTa: embed_proj (no bias) first, then the LayerNorm over hidden_size
 

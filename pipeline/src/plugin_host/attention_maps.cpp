@@ -98,6 +98,20 @@ std::vector<float> per_head(const float* layer_maps, int64_t layers, int64_t hea
   return out;
 }
 
+// What a rollout's layer l sees: it composes layers 0..l, and a product of maps reaches as far as their ranges
+// add up (unbounded where any layer's is): a causal model's rollout stays causal.
+static std::vector<sdk::KeyRange> rollout_ranges(const sdk::Example& e) {
+  if (e.key_ranges.empty()) return {};
+  std::vector<sdk::KeyRange> out;
+  sdk::KeyRange reach{0, 0};
+  const auto add = [](int32_t a, int32_t b) { return a < 0 || b < 0 ? -1 : a + b; };
+  for (const sdk::KeyRange& r : e.key_ranges) {
+    reach = {add(reach.before, r.before), add(reach.after, r.after)};
+    out.push_back(reach);
+  }
+  return out;
+}
+
 std::vector<sdk::Example> map_examples(AttentionMap map, const std::vector<sdk::Example>& batch,
                                        const std::vector<MixingMaps>& mixing, std::vector<std::vector<float>>& storage) {
   std::vector<sdk::Example> out(batch);
@@ -112,7 +126,7 @@ std::vector<sdk::Example> map_examples(AttentionMap map, const std::vector<sdk::
       storage.push_back(norm_weighted_attention(e.attention, e.value_norms, e.layers, e.heads, n));
     } else if (map == AttentionMap::Rollout) {
       storage.push_back(per_head(attention_rollout(e.attention, e.layers, e.heads, n).data(), e.layers, e.heads, n));
-      e.key_window.clear();  // a rollout composes the layers below: its reach is not one layer's window
+      e.key_ranges = rollout_ranges(e);
     } else {
       const float* computed = k < mixing.size() ? mixing[k].get(map) : nullptr;
       if (!computed)

@@ -50,8 +50,8 @@ void encode_into(Encoder& w, const std::vector<sdk::Example>& batch, const std::
     w.put_text(e.id);
     w.put(e.layers);
     w.put(e.heads);
-    w.put(static_cast<uint64_t>(e.key_window.size()));
-    for (int32_t window : e.key_window) w.put(window);
+    w.put(static_cast<uint64_t>(e.key_ranges.size()));
+    for (const sdk::KeyRange& r : e.key_ranges) w.put(r.before), w.put(r.after);
     w.put(static_cast<uint64_t>(e.tokens.size()));
     for (const auto& t : e.tokens) {
       w.put_text(t.text);
@@ -134,8 +134,8 @@ std::vector<DecodedExample> decode_batch(const uint8_t* data, std::size_t exampl
     e.id = r.get_text();
     e.layers = r.get<int64_t>();
     e.heads = r.get<int64_t>();
-    e.key_window.resize(r.get<uint64_t>());
-    for (auto& window : e.key_window) window = r.get<int32_t>();
+    e.key_ranges.resize(r.get<uint64_t>());
+    for (auto& range : e.key_ranges) range.before = r.get<int32_t>(), range.after = r.get<int32_t>();
     e.tokens.resize(r.get<uint64_t>());
     for (auto& t : e.tokens) {
       t.text = r.get_text();

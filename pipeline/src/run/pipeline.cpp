@@ -265,7 +265,8 @@ void score_batch(const DetectorRunner& runner, const std::vector<std::size_t>& m
     ex.word_annotations = word_annotations(*rows[members[k]]->record);
     ex.layers = L;
     ex.heads = H;
-    ex.key_window = out.key_window;
+    for (const KeyRange& r : out.key_ranges)
+      ex.key_ranges.push_back({static_cast<int32_t>(r.before), static_cast<int32_t>(r.after)});
     for (std::size_t t = 0; t < enc.size(); ++t) ex.tokens.push_back(detector_token(enc, t, pair_template));
     ex.attention = maps[k].attention;
     ex.value_norms = maps[k].value_norms.empty() ? nullptr : maps[k].value_norms.data();

@@ -93,6 +93,10 @@ LayoutParams output_layout(const RunConfig& cfg, const ModelConfig& model) {
   } catch (const Error& e) {
     throw ConfigError(std::string("output.layers/output.heads: ") + e.what());
   }
+  bool every_key = true;
+  for (int64_t l = 0; l < model.num_layers; ++l) every_key &= model.key_range(l).is_all();
+  if (!every_key)
+    for (int64_t l : layout.layers) layout.key_ranges.push_back(model.key_range(l).before), layout.key_ranges.push_back(model.key_range(l).after);
   return layout;
 }
 

@@ -241,6 +241,12 @@ void LayoutWriter::describe_attention() {
   f.set_attr("/attention", "dtype", std::string(dtype_name(params.dtype)));
   f.set_attr("/attention", "compression", std::string(compression_name(params.compression)));
   f.set_attr("/attention", "layout", std::string("values[o:o + L*H*n*n].reshape(L, H, n, n): [layer][head][query][key]"));
+  if (!params.key_ranges.empty()) {
+    f.set_attr("/attention", "key_ranges", params.key_ranges);
+    f.set_attr("/attention", "key_ranges_layout",
+               std::string("key_ranges.reshape(len(layers), 2): stored layer l's query i sees keys i - before .. i + after "
+                           "(-1: unbounded; causal: before -1, after 0); its attention outside them is a structural 0"));
+  }
   if (params.dtype == AttentionDType::U8) {  // CF conventions: xarray decodes value * scale_factor
     f.set_attr("/attention/values", "scale_factor", 1.0 / 255.0);
     f.set_attr("/attention/values", "add_offset", 0.0);
@@ -316,6 +322,7 @@ LayoutReader::LayoutReader(const std::filesystem::path& path) : file_(h5::File::
   params_.heads = f.attr_ints("/attention", "heads");
   params_.model_layers = f.attr_int("/attention", "model_layers");
   params_.model_heads = f.attr_int("/attention", "model_heads");
+  if (f.has_attr("/attention", "key_ranges")) params_.key_ranges = f.attr_ints("/attention", "key_ranges");
   params_.dtype = parse_dtype(path, f.attr_string("/attention", "dtype"));
   params_.compression = parse_compression(path, f.attr_string("/attention", "compression"));
   if (f.has_attr("/scores", "outputs")) {

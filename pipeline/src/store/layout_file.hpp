@@ -62,6 +62,10 @@ struct LayoutParams {
   std::vector<std::string> layer_maps;  // the kLayerMaps stored, by name, in table order
   bool stores(std::string_view layer_map) const;
   bool trees = false;        // tokens/dep_head and tokens/dep_relation (annotated datasets)
+  // Per stored layer, (before, after): a query i sees keys i - before .. i + after (-1: unbounded), the
+  // attention outside is a structural 0 (decoders' causal layers: (-1, 0)). Empty: every key, as files
+  // written before it was recorded.
+  std::vector<int64_t> key_ranges;
 };
 
 const char* dtype_name(AttentionDType t);
