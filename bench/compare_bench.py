@@ -87,25 +87,36 @@ def gemm_peak(build):
     return float(re.search(r"peak ([\d.]+) GFLOP/s$", line).group(1)), line
 
 
+GATED_FFN = ("llama", "mistral", "qwen2", "qwen3", "gemma3_text")  # down(act(gate(x)) * up(x)): three products
+
+
 def model_flops(model_dir, n_tokens):
     with open(os.path.join(model_dir, "config.json")) as f:
         c = json.load(f)
-    key = lambda *names: next(c[k] for k in names if k in c)  # DistilBERT names them dim, hidden_dim, n_layers
-    H, I, L = key("hidden_size", "dim"), key("intermediate_size", "hidden_dim"), key("num_hidden_layers", "n_layers")
+    # DistilBERT names them dim, hidden_dim, n_layers; GPT-2 n_embd, n_inner, n_layer, n_head
+    key = lambda *names: next(c[k] for k in names if c.get(k) is not None)
+    H, L = key("hidden_size", "dim", "n_embd"), key("num_hidden_layers", "n_layers", "n_layer")
+    I = key("intermediate_size", "hidden_dim", "n_inner") if any(c.get(k) for k in ("intermediate_size", "hidden_dim", "n_inner")) else 4 * H
+    heads = key("num_attention_heads", "n_heads", "n_head")
+    D = c.get("head_dim") or H // heads
+    kv = c.get("num_key_value_heads") or heads  # grouped-query attention
+    q, ffn = heads * D, (3 if c.get("model_type") in GATED_FFN else 2) * H * I
     n = np.asarray(n_tokens, dtype=np.float64)
     T, sq = n.sum(), (n * n).sum()
-    layer = 2 * T * (4 * H * H + 2 * H * I) + 4 * sq * H
-    last_attention_only = 2 * T * 3 * H * H + 2 * sq * H  # QKV and QK^T
+    qkv = 2 * T * H * (q + 2 * kv * D)
+    layer = qkv + 2 * T * (q * H + ffn) + 4 * sq * q  # QKV, attention output, FFN; QK^T and PV
+    last_attention_only = qkv + 2 * sq * q  # QKV and QK^T
     return L * layer, (L - 1) * layer + last_attention_only
 
 
 def write_run_config(path, model, dataset, header, col_a, col_b, rows):
     """The benchmarked run: the pairs of a TSV file, all seven detectors, fp16 attention of every pair
     stored uncompressed. max_rows counts the header-less data rows, as the baseline counts pairs."""
+    second = col_b if col_b >= 0 else '""'  # single texts: no sentence B
     with open(path, "w") as f:
         f.write(f"model: {json.dumps(model)}\n"
                 f"dataset:\n  format: tsv\n  path: {json.dumps(dataset)}\n  header: {str(header).lower()}\n"
-                f"  quoting: none\n  sentence_a: {col_a}\n  sentence_b: {col_b}\n  max_rows: {rows}\n"
+                f"  quoting: none\n  sentence_a: {col_a}\n  sentence_b: {second}\n  max_rows: {rows}\n"
                 f"  on_bad_row: skip\n"
                 f"output:\n  dtype: float16\n  compression: none\n  attention_every: 1\n"
                 f"detectors:\n" + "".join(f"  - {d}\n" for d in DETECTORS))
@@ -124,7 +135,8 @@ def main():
     ap.add_argument("--header", dest="header", action="store_true", default=True)
     ap.add_argument("--no-header", dest="header", action="store_false")
     ap.add_argument("--col-a", type=int, default=1, help="0-based column of sentence A (PAWS: 1, STS-B: 5)")
-    ap.add_argument("--col-b", type=int, default=2, help="0-based column of sentence B (PAWS: 2, STS-B: 6)")
+    ap.add_argument("--col-b", type=int, default=2,
+                    help="0-based column of sentence B (PAWS: 2, STS-B: 6); -1: single texts (a decoder's main input)")
     ap.add_argument("--rows", type=int, default=1500)
     ap.add_argument("-n", type=int, default=3, help="repetitions of each run")
     ap.add_argument("--out-dir", default=None, help="where outputs and logs go (default: a temporary directory)")

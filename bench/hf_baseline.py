@@ -78,7 +78,7 @@ def read_pairs(path, header, col_a, col_b, rows):
             fields = line.rstrip("\r\n").split("\t")
             if len(fields) <= max(col_a, col_b):
                 continue
-            pairs.append((fields[col_a], fields[col_b]))
+            pairs.append((fields[col_a], fields[col_b] if col_b >= 0 else None))
             if rows and len(pairs) >= rows:
                 break
     return pairs
@@ -90,7 +90,7 @@ def main():
     ap.add_argument("--dataset", required=True)
     ap.add_argument("--header", action="store_true", help="the first line is a header")
     ap.add_argument("--col-a", type=int, default=1)
-    ap.add_argument("--col-b", type=int, default=2)
+    ap.add_argument("--col-b", type=int, default=2, help="-1: single texts (a decoder's main input)")
     ap.add_argument("--rows", type=int, default=0, help="first N pairs (0 = all)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=0, help="0 = all cores")
@@ -109,6 +109,9 @@ def main():
     model = AutoModel.from_pretrained(a.model, attn_implementation="eager", **{dtype_arg: torch.float32}).eval()
     pairs = read_pairs(a.dataset, a.header, a.col_a, a.col_b, a.rows)
     cls_id, sep_id = tok.cls_token_id, tok.sep_token_id
+    if tok.pad_token is None:  # decoders: any id pads, the attention mask hides it
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "right"
     L, NH = model.config.num_hidden_layers, model.config.num_attention_heads
     sums = {k: np.zeros((L, NH), dtype=np.float64) for k in ("next_token", "prev_token", "cls", "sep")}
     n_tokens = []
@@ -117,8 +120,8 @@ def main():
         grp = f.create_group("attention")
         for start in range(0, len(pairs), a.batch_size):
             chunk = pairs[start:start + a.batch_size]
-            enc = tok([p[0] for p in chunk], [p[1] for p in chunk], padding=True, truncation=True,
-                      return_tensors="pt")
+            second = None if chunk[0][1] is None else [p[1] for p in chunk]
+            enc = tok([p[0] for p in chunk], second, padding=True, truncation=True, return_tensors="pt")
             out = model(**enc, output_attentions=True)
             att = torch.stack(out.attentions, dim=1).numpy()  # [B, L, H, S, S] fp32
             lengths = enc["attention_mask"].sum(dim=1).tolist()
@@ -131,8 +134,9 @@ def main():
                 sums["next_token"] += a_b[:, :, q, q + 1].mean(axis=-1)
                 sums["prev_token"] += a_b[:, :, q + 1, q].mean(axis=-1)
                 row_ids = ids[b, :n]
-                sums["cls"] += a_b[:, :, :, row_ids == cls_id][..., 0].mean(axis=-1)
-                sums["sep"] += a_b[:, :, :, row_ids == sep_id].sum(axis=-1).mean(axis=-1)
+                if cls_id is not None and sep_id is not None:  # the encoders' delimiters
+                    sums["cls"] += a_b[:, :, :, row_ids == cls_id][..., 0].mean(axis=-1)
+                    sums["sep"] += a_b[:, :, :, row_ids == sep_id].sum(axis=-1).mean(axis=-1)
         f.create_dataset("examples/n_tokens", data=np.asarray(n_tokens, dtype=np.uint32))
         for k, v in sums.items():
             f.create_dataset("metrics/" + k, data=(v / max(1, len(n_tokens))).astype(np.float32))

@@ -577,12 +577,12 @@ def test_virtual_merge_reads_as_the_copy():
                 assert "shard1.h5, which is missing" in str(e), e
 
 
-def family_model(name):
-    """A random model of another family that make_family_fixtures.py wrote, or Skip."""
+def family_model(name, folder="families", script="make_family_fixtures.py"):
+    """A random model of another family that tests/reference/SCRIPT wrote into FOLDER, or Skip."""
     fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
-    d = os.path.join(fixtures, "families", name, "model")
+    d = os.path.join(fixtures, folder, name, "model")
     if not os.path.exists(os.path.join(d, "model.safetensors")):
-        raise Skip(f"{d} missing: made by tests/reference/make_family_fixtures.py during the README test command")
+        raise Skip(f"{d} missing: made by tests/reference/{script} during the README test command")
     return d
 
 
@@ -955,11 +955,7 @@ def test_detectors_match_numpy_reference():
 
 def decoder_model(name):
     """A random decoder that make_decoder_fixtures.py wrote, or Skip."""
-    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
-    d = os.path.join(fixtures, "decoders", name, "model")
-    if not os.path.exists(os.path.join(d, "config.json")):
-        raise Skip(f"{d} missing: made by tests/reference/make_decoder_fixtures.py during the README test command")
-    return d
+    return family_model(name, "decoders", "make_decoder_fixtures.py")
 
 
 def test_decoder_layers_match_numpy_reference():

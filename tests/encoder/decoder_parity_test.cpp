@@ -225,3 +225,62 @@ TEST(DecoderCheckpoints, AMissingTensorIsNamedAsTheCheckpointNamesIt) {
     EXPECT_NE(std::string(err.what()).find("missing tensor 'h.1.attn.c_attn.weight'"), std::string::npos) << err.what();
   }
 }
+
+namespace {
+
+// A stored tensor of the GPT-2 fixture as doubles, in its stored layout.
+std::vector<double> stored_values(const SafetensorsFile& st, const std::string& name) {
+  const TensorView* t = st.find(name);
+  if (!t) throw std::runtime_error("no tensor " + name);
+  const float* v = values(*t);
+  return std::vector<double>(v, v + t->numel());
+}
+
+}  // namespace
+
+// Value norms ||v_h(x_j) W_O^h|| of GPT-2, recomputed in double from each layer's input (the forward's hidden
+// states) and the checkpoint's Conv1D weights as stored: ln_1, then c_attn's value columns with their bias,
+// then head h's rows of c_proj.
+TEST(DecoderCheckpoints, ValueNormsEqualTheirDefinition) {
+  const fs::path dir = gpt2_fixture();
+  if (dir.empty()) GTEST_SKIP() << "decoders/gpt2 missing: made by tests/reference/make_decoder_fixtures.py";
+  const LoadedModel model = load_model(dir);
+  const Transformer transformer(model, EncoderOptions{});
+  Encoding e;
+  for (int32_t id : {5, 17, 300, 42, 9, 77, 1000, 3, 250}) e.ids.push_back(id), e.type_ids.push_back(0);
+  const EncoderOutput out = transformer.forward(TokenBatch::from_encodings({&e}, 0), ForwardOutputs{true, true, false});
+  const SafetensorsFile st(dir / "model.safetensors");
+  const int64_t H = model.config.hidden_size, NH = model.config.num_heads, D = H / NH, n = out.seq_len;
+  double worst = 0;
+  for (int64_t l = 0; l < out.layers; ++l) {
+    const std::string at = "transformer.h." + std::to_string(l) + ".";
+    const auto g = stored_values(st, at + "ln_1.weight"), b = stored_values(st, at + "ln_1.bias");
+    const auto w = stored_values(st, at + "attn.c_attn.weight"), wb = stored_values(st, at + "attn.c_attn.bias");  // [H, 3H]
+    const auto o = stored_values(st, at + "attn.c_proj.weight");  // [H in, H out]
+    for (int64_t j = 0; j < n; ++j) {
+      const float* x = out.hidden_states.data() + (l * n + j) * H;
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < H; ++k) mean += x[k];
+      mean /= double(H);
+      for (int64_t k = 0; k < H; ++k) var += (x[k] - mean) * (x[k] - mean);
+      var /= double(H);
+      std::vector<double> normed(static_cast<std::size_t>(H)), v(static_cast<std::size_t>(H));
+      for (int64_t k = 0; k < H; ++k) normed[k] = (x[k] - mean) / std::sqrt(var + model.config.layer_norm_eps) * g[k] + b[k];
+      for (int64_t c = 0; c < H; ++c) {
+        v[c] = wb[2 * H + c];
+        for (int64_t k = 0; k < H; ++k) v[c] += normed[k] * w[k * 3 * H + 2 * H + c];
+      }
+      for (int64_t h = 0; h < NH; ++h) {
+        double sq = 0;
+        for (int64_t c = 0; c < H; ++c) {
+          double f = 0;
+          for (int64_t d = 0; d < D; ++d) f += v[h * D + d] * o[(h * D + d) * H + c];
+          sq += f * f;
+        }
+        worst = std::max(worst, std::fabs(std::sqrt(sq) - out.value_norms_at(0, l, h)[j]) / std::max(1.0, std::sqrt(sq)));
+      }
+    }
+  }
+  std::cout << "gpt2 value norms: max relative |attnscan - double| " << worst << "\n";
+  EXPECT_LT(worst, 1e-5);
+}

@@ -114,6 +114,17 @@ TEST(Detectors, UniformAttentionScoresItsBaseline) {
   EXPECT_NEAR(run("entropy", e).baseline[0], std::log(double(n)), 1e-6);
 }
 
+// One head per layer attending uniformly over the keys each query of the layer sees.
+static std::vector<float> uniform_over_visible(const sdk::Example& e) {
+  const std::size_t n = e.size();
+  std::vector<float> a(static_cast<std::size_t>(e.layers) * n * n);
+  for (int64_t l = 0; l < e.layers; ++l)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        a[(static_cast<std::size_t>(l) * n + i) * n + j] = e.sees(l, i, j) ? 1.0f / float(e.visible_keys(l, i)) : 0.0f;
+  return a;
+}
+
 // Layer 0 sees every key, layer 1 only |i - j| <= 1 (a sliding window): attention uniform over what each
 // query sees scores exactly its layer's baseline, for every detector, and the windowed layer's baseline
 // is over the window (docs/patterns.md, "Sliding-window layers").
@@ -123,11 +134,7 @@ TEST(Detectors, UniformAttentionOverAWindowScoresItsLayersBaseline) {
   e.layers = 2;
   e.heads = 1;
   e.key_ranges = {{}, {1, 1}};
-  std::vector<float> a(2 * n * n);
-  for (int64_t l = 0; l < 2; ++l)
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        a[(static_cast<std::size_t>(l) * n + i) * n + j] = e.sees(l, i, j) ? 1.0f / float(e.visible_keys(l, i)) : 0.0f;
+  const std::vector<float> a = uniform_over_visible(e);
   e.attention = a.data();
   EXPECT_EQ(e.visible_keys(0, 0), n);
   EXPECT_EQ(e.visible_keys(1, 0), 2u);
@@ -163,11 +170,7 @@ TEST(Detectors, CausalLayersScoreOnlyWhatAQuerySees) {
   e.layers = 2;
   e.heads = 1;
   e.key_ranges = {{-1, 0}, {2, 0}};  // causal; a causal window of 3 keys
-  std::vector<float> a(2 * n * n);
-  for (int64_t l = 0; l < 2; ++l)
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        a[(static_cast<std::size_t>(l) * n + i) * n + j] = e.sees(l, i, j) ? 1.0f / float(e.visible_keys(l, i)) : 0.0f;
+  const std::vector<float> a = uniform_over_visible(e);
   e.attention = a.data();
   EXPECT_EQ(e.visible_keys(0, 0), 1u);
   EXPECT_EQ(e.visible_keys(0, n - 1), n);

@@ -131,6 +131,8 @@ LayerStack::LayerStack(const LoadedModel& model, const EncoderOptions& options, 
     StackLayer& L = layers_[static_cast<std::size_t>(l)];
     L.qkv = linear({role(r::kQ), role(r::kK), role(r::kV)});
     L.out = linear({role(r::kO)});
+    const at::Tensor out_w = to_tensor(w.get(role(std::string(r::kO) + ".weight")));  // [hidden, heads * head_dim]
+    L.value_out = out_w.view({cfg_.hidden_size, s.attention.heads, s.attention.head_dim}).permute({1, 2, 0}).contiguous().to(device_);
     if (s.attention.qk_norm) L.q_norm = dense(role(r::kQNorm)), L.k_norm = dense(role(r::kKNorm));
     L.attn_in = norm_of(role(r::kAttnIn));
     L.ffn_in = norm_of(role(r::kFfnIn));
@@ -160,7 +162,8 @@ at::Tensor LayerStack::norm(const NormSpec& spec, const NormWeights& n, const at
 }
 
 at::Tensor LayerStack::attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& h,
-                                 const TokenBatch& batch, const at::Tensor& probs, bool attention_only) const {
+                                 const TokenBatch& batch, const at::Tensor& probs, const at::Tensor& norms,
+                                 bool attention_only) const {
   const int64_t B = batch.batch, S = batch.seq_len, NH = a.heads, KV = a.kv_heads, D = a.head_dim;
   const at::Tensor qkv = L.qkv(h);  // [B * S, (NH + 2 KV) D]
   at::Tensor q = qkv.narrow(1, 0, NH * D).view({B, S, NH, D});
@@ -181,6 +184,14 @@ at::Tensor LayerStack::attention(const StackLayer& L, const AttentionSpec& a, co
     k = k.unsqueeze(2).expand({B, KV, NH / KV, S, D}).reshape({B, NH, S, D});
   }
   const at::Tensor values = KV != NH ? v.unsqueeze(2).expand({B, KV, NH / KV, S, D}).reshape({B, NH, S, D}) : v;
+  if (norms.defined()) {  // [B, NH, S, D] x [NH, D, hidden] per head, then each row's norm; 0 on padding
+    const at::Tensor f = at::matmul(values, L.value_out.unsqueeze(0));
+    const at::Tensor all = at::linalg_vector_norm(f, 2, {-1});
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
+      norms[b].narrow(-1, 0, n).copy_(all[b].narrow(-1, 0, n));
+    }
+  }
   at::Tensor ctx = attention_only ? at::Tensor() : at::zeros({B, NH, S, D}, q.options());
   // Each run of examples of equal length on its own n x n blocks: the operations of the example alone.
   for (int64_t b = 0, run = 0; b < B; b += run) {
@@ -222,7 +233,6 @@ at::Tensor LayerStack::finish_layer(const StackLayer& L, const LayerSpec& s, at:
 
 EncoderOutput LayerStack::forward(const TokenBatch& batch, ForwardOutputs want) const {
   const int64_t B = batch.batch, S = batch.seq_len, L = cfg_.num_layers, H = cfg_.hidden_size;
-  if (want.value_norms) throw Error("value norms are not computed for " + cfg_.model_type + " models yet");
   c10::InferenceMode guard;
   const auto i64 = at::TensorOptions().dtype(at::kLong);
   const at::Tensor ids = at::from_blob(const_cast<int64_t*>(batch.input_ids.data()), {B * S}, i64).to(device_);
@@ -238,6 +248,11 @@ EncoderOutput LayerStack::forward(const TokenBatch& batch, ForwardOutputs want) 
   for (int64_t l = 0; l < L; ++l) out.key_ranges.push_back(cfg_.key_range(l));
   out.attention.assign(static_cast<std::size_t>(B * L * heads * S * S), 0.0f);
   const at::Tensor attn_out = at::from_blob(out.attention.data(), {B, L, heads, S, S});
+  at::Tensor norms_out;
+  if (want.value_norms) {
+    out.value_norms.assign(static_cast<std::size_t>(B * L * heads * S), 0.0f);
+    norms_out = at::from_blob(out.value_norms.data(), {B, L, heads, S});
+  }
   at::Tensor hidden_out;
   if (want.hidden_states) {
     out.hidden_states.resize(static_cast<std::size_t>((L + 1) * B * S * H));
@@ -249,7 +264,8 @@ EncoderOutput LayerStack::forward(const TokenBatch& batch, ForwardOutputs want) 
     const StackLayer& layer = layers_[static_cast<std::size_t>(l)];
     const bool attention_only = !want.hidden_states && l + 1 == L;  // nothing after it reaches an attention
     const at::Tensor probs = attn_out.select(1, l).narrow(1, 0, s.attention.heads);
-    const at::Tensor ctx = attention(layer, s.attention, norm(s.norm, layer.attn_in, x), batch, probs, attention_only);
+    const at::Tensor norms = want.value_norms ? norms_out.select(1, l).narrow(1, 0, s.attention.heads) : at::Tensor();
+    const at::Tensor ctx = attention(layer, s.attention, norm(s.norm, layer.attn_in, x), batch, probs, norms, attention_only);
     if (attention_only) break;
     x = finish_layer(layer, s, std::move(x), layer.out(ctx));
     if (want.hidden_states) hidden_out.select(0, l + 1).copy_(x);

@@ -26,6 +26,7 @@ struct RotaryTable {
 struct StackLayer {
   Linear qkv;  // [q | k | v] rows: heads, kv_heads and kv_heads times head_dim
   Linear out;
+  at::Tensor value_out;  // [heads, head_dim, hidden]: head h's slice of the output projection, transposed
   at::Tensor q_norm, k_norm;  // [head_dim], where the attention has query/key norms
   NormWeights attn_in, attn_out, ffn_in, ffn_out;  // attn_out, ffn_out: sandwich only
   Linear up, gate, down;                           // gate: gated feed-forward blocks only
@@ -43,8 +44,10 @@ class LayerStack {
   // The layer's attention of every example of the batch from its input h [B * S, hidden]: the probabilities
   // into `probs` [B, heads, S, S] (zero outside each example's n x n block) and the merged context
   // [B * S, heads * head_dim] returned (zero on padding), unless attention_only.
+  // With `norms` ([B, heads, S]) defined, each token's value-vector norm per head goes there (as the encoder's:
+  // ||v_h(x_j) W_O^h||, the value with its bias through head h's slice of the output projection).
   at::Tensor attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& h, const TokenBatch& batch,
-                       const at::Tensor& probs, bool attention_only) const;
+                       const at::Tensor& probs, const at::Tensor& norms, bool attention_only) const;
   at::Tensor feed_forward(const StackLayer& L, const FfnSpec& f, const at::Tensor& x) const;
   // One layer from its input x [B * S, hidden] to its output, given its attention output a (after the
   // output projection).

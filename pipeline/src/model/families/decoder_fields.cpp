@@ -11,6 +11,16 @@ void refuse(const std::filesystem::path& file, const std::string& key, const std
   throw ModelError(file.string() + ": field '" + key + "' " + why);
 }
 
+void read_sizes(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c, const SizeFields& names) {
+  c.vocab_size = positive(j, file, "vocab_size");
+  c.hidden_size = c.embedding_size = positive(j, file, names.hidden);
+  c.num_layers = positive(j, file, names.layers);
+  c.num_heads = positive(j, file, names.heads);
+  c.max_position_embeddings = positive(j, file, names.positions);
+  c.token_types = false;
+  c.absolute_positions = false;
+}
+
 RopeSpec read_rope(const nlohmann::json& params, double theta, int64_t head_dim, const std::filesystem::path& file,
                    const std::string& where) {
   if (!params.is_object()) refuse(file, where, "must be an object");

@@ -11,6 +11,17 @@
 
 namespace attnscan::decoder_fields {
 
+// The sizes every decoder config.json gives, under the names its family uses (GPT-2: n_embd, n_layer, ...):
+// vocab_size, hidden (and embedding) size, layers, heads, max_position_embeddings; no token types, no
+// absolute positions unless the family sets them.
+struct SizeFields {
+  const char* hidden = "hidden_size";
+  const char* layers = "num_hidden_layers";
+  const char* heads = "num_attention_heads";
+  const char* positions = "max_position_embeddings";
+};
+void read_sizes(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c, const SizeFields& names = {});
+
 // Rotary positions from a parameter object ({"rope_type": ..., "rope_theta": ..., "factor": ...}) of a
 // head of head_dim; `theta` where the object names none. `where` names the field in messages.
 RopeSpec read_rope(const nlohmann::json& params, double theta, int64_t head_dim, const std::filesystem::path& file,

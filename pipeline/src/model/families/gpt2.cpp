@@ -13,14 +13,9 @@ using namespace config_fields;
 
 ModelConfig read_gpt2(const nlohmann::json& j, const std::filesystem::path& file) {
   ModelConfig c;
-  c.vocab_size = positive(j, file, "vocab_size");
-  c.hidden_size = c.embedding_size = positive(j, file, "n_embd");
-  c.num_layers = positive(j, file, "n_layer");
-  c.num_heads = positive(j, file, "n_head");
+  decoder_fields::read_sizes(j, file, c, {"n_embd", "n_layer", "n_head", "n_positions"});
   c.intermediate_size = field_or<int64_t>(j, file, "n_inner", 4 * c.hidden_size);
-  c.max_position_embeddings = positive(j, file, "n_positions");
-  c.token_types = false;
-  c.absolute_positions = true;
+  c.absolute_positions = true;  // wpe
   if (c.hidden_size % c.num_heads != 0) decoder_fields::refuse(file, "n_embd", "is not a multiple of n_head");
   if (field_or<bool>(j, file, "reorder_and_upcast_attn", false))
     decoder_fields::refuse(file, "reorder_and_upcast_attn", "true is not supported");

@@ -12,14 +12,8 @@ using namespace config_fields;
 
 ModelConfig read_llama_like(const nlohmann::json& j, const std::filesystem::path& file) {
   ModelConfig c;
-  c.vocab_size = positive(j, file, "vocab_size");
-  c.hidden_size = c.embedding_size = positive(j, file, "hidden_size");
-  c.num_layers = positive(j, file, "num_hidden_layers");
-  c.num_heads = positive(j, file, "num_attention_heads");
+  decoder_fields::read_sizes(j, file, c);
   c.intermediate_size = positive(j, file, "intermediate_size");
-  c.max_position_embeddings = positive(j, file, "max_position_embeddings");
-  c.token_types = false;
-  c.absolute_positions = false;
   AttentionSpec a;
   a.heads = c.num_heads;
   a.kv_heads = field_or<int64_t>(j, file, "num_key_value_heads", c.num_heads);
