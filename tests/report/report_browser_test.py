@@ -862,6 +862,103 @@ def test_byte_level_tokens_read_as_text():
         driver.quit()
 
 
+NOT_VISIBLE_RGB = (196, 196, 196)  # report.js NOT_VISIBLE, #c4c4c4
+
+
+def test_report_draws_causal_maps():
+    """A decoder's file (the random Gemma 3: layers 0 and 2 sliding windows of 10 keys, 1 and 3 causal) in the
+    report: the overview says the model is causal with sliding windows; next_token (NaN by design) reads
+    "undefined on this model" instead of a heatmap or a table of n/a; the model view paints exactly the
+    structural zeros that key_ranges give gray (every other pixel on the white-to-red scale, learned zeros
+    white) under the legend "not visible to this query"; the head view greys the keys a selected query cannot
+    see in the layer shown and draws no line to them."""
+    fixtures = os.environ.get("ATTNSCAN_FIXTURE_DIR") or os.path.join(os.path.dirname(os.path.dirname(BIN)), "fixtures")
+    model = os.path.join(fixtures, "decoders", "gemma3_text", "model")
+    if not os.path.exists(os.path.join(model, "model.safetensors")):
+        raise Skip(f"{model} missing: made by tests/reference/make_decoder_fixtures.py during the README test command")
+    data = out("texts.tsv")
+    with open(data, "w") as f:
+        f.write("sentence1\n"
+                "The committee met on Tuesday to discuss the budget, and after a long debate it approved the plan.\n"
+                "I went to the store and bought fresh strawberries, bread, milk and a newspaper for my father.\n"
+                "A man is playing a guitar on the stage while the crowd sings along.\n")
+    h5, html = out("causal.h5"), out("causal.html")
+    run("run", "--model", model, "--set", "dataset.path=" + data, "--set", "dataset.sentence_b=",
+        "--set", "detectors=next_token,prev_token", "-o", h5, "--no-progress")
+    with h5py.File(h5, "r") as f:
+        ranges = [tuple(int(x) for x in r) for r in f["attention"].attrs["key_ranges"].reshape(-1, 2)]
+        layers = [int(x) for x in f["attention"].attrs["layers"]]
+        n = int(f["examples/n_tokens"][0])
+        assert np.isnan(f["scores/next_token/next_token/values"][...]).all()
+    assert ranges == [(9, 0), (-1, 0), (9, 0), (-1, 0)], ranges
+    assert n > 12, f"the first text has {n} tokens: not past the 10-key window"
+    query, key = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    mask = {l: ((b < 0) | (key >= query - b)) & ((a < 0) | (key <= query + a)) for l, (b, a) in zip(layers, ranges)}
+    run("report", h5, "-o", html)
+    driver = browser()
+    try:
+        url = open_report(driver, html)
+        assert_offline_and_clean(driver, url)
+        # The overview says what the model's queries see.
+        rows = {r.find_element("css selector", "th").text: r.find_element("css selector", "td").text
+                for r in driver.find_elements("css selector", "#overview table tr")}
+        assert rows["attention"] == ("causal model: layers 0, 2: causal, a sliding window of 10 keys: the query and the 9 "
+                                     "before it; layers 1, 3: causal: each query sees itself and the keys before it"), rows
+        note = driver.find_element("css selector", "#overview .causal-note").text
+        assert note.startswith("This model is causal, with sliding windows"), note
+        # next_token: undefined on this model, in the overview and in its section; prev_token drawn.
+        und = driver.find_element("css selector", '#overview .undefined-output[data-key="next_token/next_token"]').text
+        assert "Undefined on this model" in und and "NaN by design" in und, und
+        assert not driver.find_elements("css selector", '.heatmap[data-name="next_token-next_token-heatmap"]')
+        assert driver.find_elements("css selector", '.heatmap[data-name="prev_token-prev_token-heatmap"]')
+        section = driver.find_element("css selector", 'section.pattern[data-key="next_token/next_token"]')
+        assert "undefined on this model" in section.text and "n/a" not in section.text, section.text
+        assert not section.find_elements("css selector", "table.top-heads, .headview")
+        # The model view: gray exactly where key_ranges hide the key (one pixel per weight at this length).
+        mv = driver.find_element("css selector", "#model-view .modelview")
+        legend = mv.find_element("css selector", ".not-visible-legend").text
+        assert "not visible to this query (causal, sliding window)" in legend, legend
+        pixels = driver.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('canvas.head-map')).map((c) => "
+            "[+c.dataset.layer, +c.dataset.head, c.width, Array.from(c.getContext('2d').getImageData(0, 0, c.width, c.height).data)]);", mv)
+        assert len(pixels) == 4 * 4, len(pixels)
+        gray_cells = 0
+        for layer, head, side, rgba in pixels:
+            assert side == n, (side, n)
+            px = np.array(rgba, dtype=np.int64).reshape(n, n, 4)[..., :3]
+            gray = (px == NOT_VISIBLE_RGB).all(-1)
+            assert np.array_equal(gray, ~mask[layer]), (layer, head, np.argwhere(gray != ~mask[layer])[:5])
+            gray_cells += int(gray.sum())
+            seen = px[mask[layer]]
+            assert ((seen[:, 0] == 255) | (seen[:, 1] != seen[:, 2])).all(), (layer, head)  # white-to-red, never gray
+        print(f"model view: {gray_cells} structural zeros gray in 16 maps of {n} tokens")
+        os.makedirs(SHOTS, exist_ok=True)
+        driver.execute_script("arguments[0].scrollIntoView()", mv)
+        mv.screenshot(os.path.join(SHOTS, "causal-model-view-grid.png"))
+        # The head view: pin a late query; in a windowed layer the keys before its window and after it are gray.
+        fig = driver.find_element("css selector", "#model-view .figure.headview")
+        assert "not visible to this query" in fig.find_element("css selector", ".not-visible-legend").text
+        from selenium.webdriver.support.ui import Select
+        q = n - 1
+        for layer in (0, 1):
+            Select(fig.find_element("css selector", "select.layer-select")).select_by_value(str(layer))
+            pick_heads(fig, {0, 1, 2, 3})
+            set_threshold(driver, fig, 0)
+            left = fig.find_elements("css selector", "text.token.left")[q]
+            driver.execute_script("arguments[0].scrollIntoView()", fig)
+            if "underline" != left.get_attribute("text-decoration"):
+                left.click()
+            hidden = sorted(int(r.get_attribute("data-k")) for r in fig.find_elements("css selector", "rect.not-visible-key"))
+            assert hidden == [k for k in range(n) if not mask[layer][q, k]], (layer, hidden)
+            drawn = {k for qq, k, _, _ in lines(fig)}
+            assert all(qq == q for qq, _, _, _ in lines(fig))
+            assert drawn and all(mask[layer][q, k] for k in drawn), (layer, sorted(drawn))
+            fig.screenshot(os.path.join(SHOTS, f"causal-head-view-layer{layer}.png"))
+        screenshot_sections(driver, "causal")
+    finally:
+        driver.quit()
+
+
 def test_bad_input_is_refused():
     model_dir()
     h5 = sample_run()

@@ -161,50 +161,48 @@ at::Tensor LayerStack::norm(const NormSpec& spec, const NormWeights& n, const at
   return rms_norm(x, n.w, spec.eps);  // Gemma's 1 + w is in n.w
 }
 
-at::Tensor LayerStack::attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& h,
-                                 const TokenBatch& batch, const at::Tensor& probs, const at::Tensor& norms,
-                                 bool attention_only) const {
-  const int64_t B = batch.batch, S = batch.seq_len, NH = a.heads, KV = a.kv_heads, D = a.head_dim;
-  const at::Tensor qkv = L.qkv(h);  // [B * S, (NH + 2 KV) D]
-  at::Tensor q = qkv.narrow(1, 0, NH * D).view({B, S, NH, D});
-  at::Tensor k = qkv.narrow(1, NH * D, KV * D).view({B, S, KV, D});
-  const at::Tensor v = qkv.narrow(1, (NH + KV) * D, KV * D).view({B, S, KV, D}).permute({0, 2, 1, 3});
-  const double eps = cfg_.layer_spec(0).norm.eps;
+SelfAttention LayerStack::self_attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& qkv) const {
+  const int64_t R = qkv.size(0), n = qkv.size(1), NH = a.heads, KV = a.kv_heads, D = a.head_dim;
+  at::Tensor q = qkv.narrow(2, 0, NH * D).reshape({R, n, NH, D});
+  at::Tensor k = qkv.narrow(2, NH * D, KV * D).reshape({R, n, KV, D});
+  const at::Tensor v = qkv.narrow(2, (NH + KV) * D, KV * D).reshape({R, n, KV, D}).permute({0, 2, 1, 3});
+  const double eps = cfg_.final_norm.eps;  // the config's rms_norm_eps, which the q/k norms share
   if (a.qk_norm) q = rms_norm(q, L.q_norm, eps), k = rms_norm(k, L.k_norm, eps);
-  q = q.permute({0, 2, 1, 3});  // [B, heads, S, D]
+  q = q.permute({0, 2, 1, 3});  // [R, heads, n, D]
   k = k.permute({0, 2, 1, 3});
   if (L.rotary.inv_freq.defined()) {
-    const at::Tensor freqs = at::arange(S, at::TensorOptions().dtype(at::kFloat)).to(device_).unsqueeze(1) * L.rotary.inv_freq;
+    const at::Tensor freqs = at::arange(n, at::TensorOptions().dtype(at::kFloat)).to(device_).unsqueeze(1) * L.rotary.inv_freq;
     const at::Tensor angles = at::cat({freqs, freqs}, -1);
     const at::Tensor cos = angles.cos() * L.rotary.scale, sin = angles.sin() * L.rotary.scale;
     q = rotate(q, cos, sin);
     k = rotate(k, cos, sin);
   }
-  if (KV != NH) {  // each key/value head serves NH / KV query heads in a row, as repeat_kv
-    k = k.unsqueeze(2).expand({B, KV, NH / KV, S, D}).reshape({B, NH, S, D});
-  }
-  const at::Tensor values = KV != NH ? v.unsqueeze(2).expand({B, KV, NH / KV, S, D}).reshape({B, NH, S, D}) : v;
-  if (norms.defined()) {  // [B, NH, S, D] x [NH, D, hidden] per head, then each row's norm; 0 on padding
-    const at::Tensor f = at::matmul(values, L.value_out.unsqueeze(0));
-    const at::Tensor all = at::linalg_vector_norm(f, 2, {-1});
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
-      norms[b].narrow(-1, 0, n).copy_(all[b].narrow(-1, 0, n));
-    }
-  }
-  at::Tensor ctx = attention_only ? at::Tensor() : at::zeros({B, NH, S, D}, q.options());
+  // each key/value head serves NH / KV query heads in a row, as repeat_kv
+  const auto repeated = [&](const at::Tensor& t) {
+    return KV == NH ? t : t.unsqueeze(2).expand({R, KV, NH / KV, n, D}).reshape({R, NH, n, D});
+  };
+  at::Tensor scores = at::matmul(q, repeated(k).transpose(-1, -2));
+  if (a.scaling == ScoreScaling::DivideScores) scores = scores / std::sqrt(static_cast<double>(D));
+  else scores = scores * (a.scale > 0 ? a.scale : std::pow(static_cast<double>(D), -0.5));
+  if (!a.keys.is_all()) scores = scores + key_mask(a.keys, n, device_);
+  return {at::softmax(scores, -1), repeated(v)};
+}
+
+at::Tensor LayerStack::attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& h,
+                                 const TokenBatch& batch, const at::Tensor& probs, const at::Tensor& norms,
+                                 bool attention_only) const {
+  const int64_t B = batch.batch, S = batch.seq_len, NH = a.heads, D = a.head_dim;
+  const at::Tensor qkv = L.qkv(h).view({B, S, -1});  // [B, S, (NH + 2 KV) D]
+  at::Tensor ctx = attention_only ? at::Tensor() : at::zeros({B, NH, S, D}, qkv.options());
   // Each run of examples of equal length on its own n x n blocks: the operations of the example alone.
   for (int64_t b = 0, run = 0; b < B; b += run) {
     const int64_t n = batch.lengths[static_cast<std::size_t>(b)];
     for (run = 1; b + run < B && batch.lengths[static_cast<std::size_t>(b + run)] == n;) ++run;
-    const at::Tensor qn = q.narrow(0, b, run).narrow(2, 0, n), kn = k.narrow(0, b, run).narrow(2, 0, n);
-    at::Tensor scores = at::matmul(qn, kn.transpose(-1, -2));
-    if (a.scaling == ScoreScaling::DivideScores) scores = scores / std::sqrt(static_cast<double>(D));
-    else scores = scores * (a.scale > 0 ? a.scale : std::pow(static_cast<double>(D), -0.5));
-    if (!a.keys.is_all()) scores = scores + key_mask(a.keys, n, device_);
-    const at::Tensor p = at::softmax(scores, -1);
-    probs.narrow(0, b, run).narrow(2, 0, n).narrow(3, 0, n).copy_(p);
-    if (!attention_only) ctx.narrow(0, b, run).narrow(2, 0, n).copy_(at::matmul(p, values.narrow(0, b, run).narrow(2, 0, n)));
+    const SelfAttention sa = self_attention(L, a, qkv.narrow(0, b, run).narrow(1, 0, n));
+    probs.narrow(0, b, run).narrow(2, 0, n).narrow(3, 0, n).copy_(sa.probs);
+    if (norms.defined())  // [run, NH, n, D] x [NH, D, hidden] per head, then each row's norm; 0 on padding
+      norms.narrow(0, b, run).narrow(2, 0, n).copy_(at::linalg_vector_norm(at::matmul(sa.v, L.value_out.unsqueeze(0)), 2, {-1}));
+    if (!attention_only) ctx.narrow(0, b, run).narrow(2, 0, n).copy_(at::matmul(sa.probs, sa.v));
   }
   return attention_only ? ctx : ctx.permute({0, 2, 1, 3}).reshape({B * S, NH * D});
 }

@@ -48,6 +48,9 @@ class LayerStack {
   // ||v_h(x_j) W_O^h||, the value with its bias through head h's slice of the output projection).
   at::Tensor attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& h, const TokenBatch& batch,
                        const at::Tensor& probs, const at::Tensor& norms, bool attention_only) const;
+  // The probabilities [R, heads, n, n] and value vectors [R, heads, n, head_dim] (each key/value head repeated
+  // for its query heads) of R rows of n tokens from their q|k|v projection [R, n, width].
+  SelfAttention self_attention(const StackLayer& L, const AttentionSpec& a, const at::Tensor& qkv) const;
   at::Tensor feed_forward(const StackLayer& L, const FfnSpec& f, const at::Tensor& x) const;
   // One layer from its input x [B * S, hidden] to its output, given its attention output a (after the
   // output projection).

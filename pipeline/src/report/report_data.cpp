@@ -224,8 +224,10 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
       {"counts", {{"rows_read", root.rows_read}, {"written", root.examples_written}, {"skipped", root.rows_skipped},
                   {"truncated", root.examples_truncated}, {"with_attention", file.examples_with_attention()}}},
       {"config", root.config_yaml},
+      // key_ranges: per stored layer (before, after), flat; empty where every query sees every key. The page
+      // draws the attention outside them as structural zeros and says the model is causal or windowed.
       {"stored", {{"layers", p.layers}, {"heads", p.heads}, {"dtype", dtype_name(p.dtype)},
-                  {"value_norms", p.value_norms}, {"layer_maps", p.layer_maps}}},
+                  {"value_norms", p.value_norms}, {"layer_maps", p.layer_maps}, {"key_ranges", p.key_ranges}}},
       {"palette", {{"diverging", kDiverging}, {"heads", kHeadColours}, {"undefined", kUndefinedCell},
                    {"sentence_a", kSentenceAText}, {"sentence_b", kSentenceBText}, {"special", kSpecialTokenText},
                    {"rollout", kRolloutLine}}},
@@ -274,7 +276,8 @@ json report_data(const ResultFile& file, const ReportOptions& o) {
     }
     json by_group = json::array();
     for (const auto& g : groups) by_group.push_back({{"name", g.name}, {"stats", stats_json(file.stats(so, &g.mask))}});
-    outputs.push_back({{"key", so.key()}, {"detector", so.detector}, {"output", so.output}, {"version", so.version}, {"map", so.map},
+    outputs.push_back({{"key", so.key()}, {"detector", so.detector}, {"plugin", so.plugin.empty() ? so.detector : so.plugin},
+                       {"output", so.output}, {"version", so.version}, {"map", so.map},
                        {"description", so.description}, {"parameters", so.parameters}, {"stats", stats_json(all)},
                        {"top", tops}, {"groups", by_group}});
   }

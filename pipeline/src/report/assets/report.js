@@ -106,6 +106,59 @@
   }
   const LAYER_MAP_COLOUR = DATA.palette.rollout;  // the lines of every layer map
 
+  // ---- the keys each query sees: /attention key_ranges, per stored layer (before, after), -1 unbounded ------
+  // Outside them the attention is a structural 0 (a decoder's upper triangle, keys outside a sliding window),
+  // drawn as such (NOT_VISIBLE), never as a learned 0. Empty: every query sees every key (encoders).
+  const RANGES = (DATA.stored.key_ranges || []).length === 2 * DATA.stored.layers.length
+    ? DATA.stored.layers.map((l, i) => [DATA.stored.key_ranges[2 * i], DATA.stored.key_ranges[2 * i + 1]]) : null;
+  const CAUSAL = !!RANGES && RANGES.every(([, after]) => after === 0);
+  const WINDOWED = !!RANGES && RANGES.some(([before]) => before >= 0);
+  const NOT_VISIBLE = "#c4c4c4";  // neutral gray: outside the palette's white-to-red and blue-white-red scales
+  const NOT_VISIBLE_TEXT = `not visible to this query (${CAUSAL ? (WINDOWED ? "causal, sliding window" : "causal") : "sliding window"})`;
+  const rangeOf = (layer) => (RANGES ? RANGES[DATA.stored.layers.indexOf(layer)] || null : null);
+  // Whether query q sees key k in stored layer `layer` (always, for a layer map or a file without ranges).
+  function sees(layer, q, k) {
+    const r = rangeOf(layer);
+    if (!r) return true;
+    return (r[0] < 0 || k >= q - r[0]) && (r[1] < 0 || k <= q + r[1]);
+  }
+  function rangeText([before, after]) {
+    if (before < 0 && after < 0) return "every key";
+    if (before < 0 && after === 0) return "causal: each query sees itself and the keys before it";
+    if (after === 0) return `causal, a sliding window of ${before + 1} keys: the query and the ${before} before it`;
+    if (before === after) return `a sliding window of the keys within ${before} positions of the query`;
+    return `keys ${before < 0 ? "from the first" : before + " before"} to ${after < 0 ? "the last" : after + " after"} the query`;
+  }
+  // What the model's queries see, layer by layer ("layers 0, 2: causal, a sliding window of 10 keys ..."); null
+  // for a file without key ranges.
+  function attentionKind() {
+    if (!RANGES) return null;
+    const groups = new Map();
+    RANGES.forEach((r, i) => {
+      const k = rangeText(r);
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(DATA.stored.layers[i]);
+    });
+    if (groups.size === 1) return `every stored layer is ${[...groups.keys()][0]}`;
+    return [...groups].map(([text, ls]) => `layer${ls.length > 1 ? "s" : ""} ${ls.join(", ")}: ${text}`).join("; ");
+  }
+  // An output with no defined score anywhere (every example NaN): why, in words; null when it has scores.
+  function undefinedReason(o) {
+    if (o.stats.count.some((c) => c)) return null;
+    if (CAUSAL && o.plugin === "next_token" && o.map === "weights")
+      return "undefined on this model: it is causal, so no query sees the next token and every score is NaN by design";
+    return "undefined on every example of this file: no example has what this pattern scores (e.g. a second sentence, " +
+      "or [CLS]/[SEP] in the model's template), so every score is NaN";
+  }
+  // The gray swatch and its line, under a view that draws structural zeros.
+  function notVisibleLegend(parent, more = "") {
+    if (!RANGES) return;
+    const box = el("div", { class: "map-legend muted not-visible-legend" }, parent);
+    const svg = el("svg:svg", { width: 24, height: 12 }, box);
+    el("svg:rect", { x: 0, y: 0, width: 24, height: 12, fill: NOT_VISIBLE }, svg);
+    box.appendChild(document.createTextNode(" " + NOT_VISIBLE_TEXT + ": a structural 0, not a learned one" + more));
+  }
+
   const tooltip = el("div", { class: "tooltip", id: "tooltip" }, document.body);
   function showTip(evt, text) {
     tooltip.textContent = text;
@@ -207,6 +260,7 @@
   }
   function cellTip(stats, l, h) {
     const k = l * H + h;
+    if (stats.count && !stats.count[k]) return `layer ${l}, head ${h} (0-indexed)\nundefined: no example has a score for this head`;
     return `layer ${l}, head ${h} (0-indexed)\nmean ${fmt(stats.mean[k])}\n95% CI [${fmt(stats.ci_low[k])}, ${fmt(stats.ci_high[k])}]\n` +
       `n ${stats.count[k] === null ? 0 : stats.count[k]}\nbaseline ${fmt(stats.baseline[k])}\nlift ${fmt(stats.lift[k], 2)}`;
   }
@@ -341,12 +395,14 @@
     const slider = el("input", { type: "range", min: 0, max: 0.5, step: "any", value: state.threshold, class: "threshold" }, controls);
     const thLabel = el("span", { class: "threshold-value" }, controls, fmt(state.threshold, 3));
     const info = el("div", { class: "muted selection" }, fig, "");
+    notVisibleLegend(fig, " (the keys a selected query cannot see; such keys have no line)");
     const scroll = el("div", { class: "scroll" }, fig);
     const shown = ex.readable || ex.tokens;  // as a person reads them: "Ġst" -> "▁st"; raw in the tooltip
     const rowH = 16, colW = Math.max(90, 8 * Math.max(...shown.map((t) => t.length)) + 12), gap = 170;
     const width = colW * 2 + gap + 20, height = n * rowH + 30;
     const svg = el("svg:svg", { width, height, "font-family": "monospace", "font-size": 12, class: "headview-svg" }, scroll);
     const caption = el("svg:text", { x: 4, y: 12, "font-family": "sans-serif", fill: "#444" }, svg, "");
+    const masksG = el("svg:g", { class: "not-visible-keys" }, svg);  // behind the tokens: keys the selected query cannot see
     const linesG = el("svg:g", { class: "lines" }, svg);
     const arcsG = el("svg:g", { class: "gold-arcs" }, svg);  // the syntax section's gold arcs, dashed
     const xl = 6 + colW, xr = xl + gap;
@@ -355,7 +411,7 @@
       const yy = 28 + i * rowH;
       const style = { "font-weight": ex.special[i] ? "bold" : "normal", fill: ex.special[i] ? DATA.palette.special : (ex.segment[i] ? DATA.palette.sentence_b : DATA.palette.sentence_a) };
       const a = el("svg:text", Object.assign({ x: xl - 4, y: yy, "text-anchor": "end", class: "token left" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
-      const b = el("svg:text", Object.assign({ x: xr + 4, y: yy, class: "token right" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i] }, style), svg, t);
+      const b = el("svg:text", Object.assign({ x: xr + 4, y: yy, class: "token right" + (ex.special[i] ? " special" : ""), "data-index": i, "data-segment": ex.segment[i], "data-fill": style.fill }, style), svg, t);
       a.addEventListener("mouseenter", () => { state.hover = i; draw(); });
       a.addEventListener("mouseleave", () => { state.hover = null; draw(); });
       a.addEventListener("click", () => { state.pinned = state.pinned === i ? null : i; draw(); });
@@ -373,6 +429,16 @@
       strip.querySelectorAll("span").forEach((s) => { const on = state.heads.has(+s.dataset.head); s.className = on ? "on" : "off"; });
       strip.classList.toggle("disabled", layerMap);  // a layer map is every head of the layer at once
       leftTokens.forEach((t, i) => t.setAttribute("text-decoration", i === q0 ? "underline" : "none"));
+      // The keys the selected query cannot see in this layer (a decoder's later tokens, those outside a window):
+      // gray, on a gray band; a layer map spans layers, so it marks none.
+      while (masksG.firstChild) masksG.removeChild(masksG.firstChild);
+      rightTokens.forEach((t, k) => {
+        const hidden = q0 !== null && !layerMap && !sees(state.layer, q0, k);
+        t.setAttribute("fill", hidden ? "#777" : t.dataset.fill);
+        t.classList.toggle("not-visible", hidden);
+        if (hidden) el("svg:rect", { x: xr, y: 28 + k * rowH - 12, width: colW, height: rowH - 1, fill: NOT_VISIBLE,
+          class: "not-visible-key", "data-k": k }, masksG);
+      });
       let count = 0;
       for (const h of layerMap ? [null] : state.heads) {
         if (h !== null && heads.indexOf(h) < 0) continue;
@@ -420,20 +486,26 @@
   // ---- model view: the L x H grid of one example's attention maps, and its layer maps per layer ------
   // One map on a canvas of at most 152 x 152 pixels (two per screen pixel); a longer pair is max-pooled
   // so that no strong value disappears, and each map is scaled to its own strongest value.
-  function paintMap(c, m, n) {
+  // `visible(q, k)` (optional): false where the attention is a structural 0, painted NOT_VISIBLE; a pooled
+  // pixel is NOT_VISIBLE only where no query of it sees any key of it.
+  function paintMap(c, m, n, visible) {
     const side = +c.getAttribute("width"), g = c.getContext("2d"), img = g.createImageData(side, side);
-    const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]);
+    const rgb = hexToRgb(DATA.palette.diverging[DATA.palette.diverging.length - 1]), gray = hexToRgb(NOT_VISIBLE);
     let strongest = 1 / 255;
     for (let i = 0; i < n * n; ++i) strongest = Math.max(strongest, m[i]);
     for (let r = 0; r < side; ++r)
       for (let col = 0; col < side; ++col) {
-        let w = 0;
+        let w = 0, seen = !visible;
         for (let q = Math.floor((r * n) / side); q < Math.floor(((r + 1) * n) / side); ++q)
-          for (let k = Math.floor((col * n) / side); k < Math.floor(((col + 1) * n) / side); ++k) w = Math.max(w, m[q * n + k]);
+          for (let k = Math.floor((col * n) / side); k < Math.floor(((col + 1) * n) / side); ++k) {
+            w = Math.max(w, m[q * n + k]);
+            seen = seen || visible(q, k);
+          }
         const t = Math.sqrt(w / strongest), i = r * side + col;  // sqrt: small values stay visible
-        img.data[4 * i] = Math.round(255 + (rgb[0] - 255) * t);
-        img.data[4 * i + 1] = Math.round(255 + (rgb[1] - 255) * t);
-        img.data[4 * i + 2] = Math.round(255 + (rgb[2] - 255) * t);
+        const px = seen ? rgb.map((v) => Math.round(255 + (v - 255) * t)) : gray;
+        img.data[4 * i] = px[0];
+        img.data[4 * i + 1] = px[1];
+        img.data[4 * i + 2] = px[2];
         img.data[4 * i + 3] = 255;
       }
     g.putImageData(img, 0, 0);
@@ -467,6 +539,7 @@
       });
     }
     mapLegend(fig);
+    notVisibleLegend(fig);
     const grid = el("div", { class: "grid" }, fig);
     grid.style.gridTemplateColumns = `repeat(${heads.length + 1}, 78px)`;
     el("div", {}, grid, "");
@@ -482,8 +555,9 @@
     });
     function paintGrid() {
       for (const { c, l, h } of canvases) {
-        paintMap(c, maps.get(current, l, h), n);
-        c.title = `layer ${l}, head ${h}, ${MAP_NAMES[current]}: rows attend (query), columns attended (key)`;
+        paintMap(c, maps.get(current, l, h), n, RANGES ? (q, k) => sees(l, q, k) : null);
+        c.title = `layer ${l}, head ${h}, ${MAP_NAMES[current]}: rows attend (query), columns attended (key)` +
+          (RANGES ? `; gray: ${NOT_VISIBLE_TEXT}` : "");
       }
     }
     paintGrid();
@@ -573,14 +647,28 @@
     const stored = [DATA.stored.value_norms ? "value norms (norm-weighted maps)" : "",
                     ...DATA.stored.layer_maps.map((k) => (k === "rollout" ? "attention rollout" : MAP_NAMES[k]))].filter((x) => x);
     row("maps stored", stored.length ? stored.join(", ") : "attention weights only");
+    const kind = attentionKind();
+    if (kind) row("attention", `${CAUSAL ? "causal model" : "sliding-window layers"}: ${kind}`);
     row("written by", "attnscan " + DATA.tool_version);
     if (c.with_attention === 0) el("div", { class: "note" }, s, "This file holds no attention (output.attention_every: 0), so the head and model views are missing; the heatmaps come from /scores.");
     else if (c.with_attention < c.written) el("div", { class: "note" }, s, `Attention is stored for ${c.with_attention} of ${c.written} pairs (output.attention_every > 1): the views show only those; the heatmaps use every pair.`);
     mapNotes(s);
+    if (RANGES) el("div", { class: "note causal-note" }, s, (CAUSAL
+      ? `This model is causal${WINDOWED ? ", with sliding windows" : ""}: a query sees only itself and the tokens before it` +
+        `${WINDOWED ? " (in a sliding-window layer only the last few of them)" : ""}, so every map is 0 above its diagonal by construction. `
+      : "Some layers attend within a sliding window: a query sees only the keys near it there. ") +
+      "The views draw those structural zeros gray, apart from the learned zeros (white); a pattern's baseline counts only the keys a query sees, and a pattern whose targets no query sees is undefined (NaN), not 0.");
     if (DATA.stored.layers.length < L || DATA.stored.heads.length < H) el("div", { class: "note" }, s, `Only layers ${DATA.stored.layers.join(",")} and heads ${DATA.stored.heads.join(",")} were stored: views of other heads are missing; the heatmaps cover all heads.`);
     el("p", { class: "muted" }, s, "Layers and heads are 0-indexed. Heatmap colours: white at the uniform-attention baseline, red above it, blue below. Hover a cell for its numbers; 95% CI: normal approximation over examples.");
     const figs = el("div", { class: "figures" }, s);
     DATA.outputs.forEach((o) => {
+      const why = undefinedReason(o);
+      if (why) {  // no heatmap of nothing: say why there is no number
+        const fig = el("div", { class: "figure undefined-output", "data-key": o.key }, figs);
+        el("div", { class: "title" }, fig, `${outputLabel(o)}: mean score`);
+        el("div", { class: "note" }, fig, why[0].toUpperCase() + why.slice(1) + ".");
+        return;
+      }
       heatmap(figs, `${outputLabel(o)}: mean score`, o.stats, `${safe(o.detector)}-${safe(o.output)}-heatmap`);
       perLayer(figs, `${outputLabel(o)}: per layer`, o.stats, `${safe(o.detector)}-${safe(o.output)}-per-layer`,
         isImportance(o) ? "no effect (0)" : undefined);
@@ -600,6 +688,11 @@
       `scored on the ${{ weights: "attention weights", norm: "norm-weighted attention (map: norm)", rollout: "attention rollout of each layer (map: rollout)",
                          value_zeroing: "value zeroing of each layer (map: value_zeroing)", alti: "ALTI of each layer (map: alti)",
                          alti_rollout: "ALTI rolled out up to each layer (map: alti_rollout)" }[o.map] || o.map + " map"})`);
+    const why = undefinedReason(o);
+    if (why) {
+      el("div", { class: "note undefined-output", "data-key": o.key }, s, `${o.key}: ${why}. No head has a mean, so there are no top heads and no head views.`);
+      return;
+    }
     const t = el("table", { class: "top-heads" }, s);
     const hr = el("tr", {}, t);
     ["rank", "layer-head", "mean", "95% CI", "n", "baseline", "lift"].forEach((h) => el("th", {}, hr, h));
@@ -634,6 +727,8 @@
       (lab.difference ? `. Difference heatmaps: mean of ${lab.difference[0]} minus mean of ${lab.difference[1]} (white = no difference).` : ""));
     DATA.outputs.forEach((o) => {
       el("h3", {}, s, outputLabel(o));
+      const why = undefinedReason(o);
+      if (why) { el("div", { class: "note undefined-output", "data-key": o.key }, s, why[0].toUpperCase() + why.slice(1) + "."); return; }
       const figs = el("div", { class: "figures" }, s);
       // One colour scale for every group of the output, so the groups can be compared by eye.
       const shared = domain(o.groups.flatMap((g) => g.stats.mean), o.stats.baseline_overall);
