@@ -171,3 +171,29 @@ TEST(RunConfigErrors, ImportanceNeedsLabelsFp32AndItsName) {
   EXPECT_NE(config_error("imp_kind", "dataset:\n  path: x.tsv\nimportance:\n  gradient: loss\n").find("importance.gradient"),
             std::string::npos);
 }
+
+// dataset.pair_separator: a newline by default, set in YAML or --set (a YAML scalar, so "\n" escapes work in
+// double quotes), loaded back from the dump, part of the identity on one line, a typo named.
+TEST(RunConfig, PairSeparatorIsANewlineByDefaultAndReadLikeEveryOption) {
+  ConfigBuilder defaults;
+  defaults.set("dataset.path=x.tsv");
+  EXPECT_EQ(defaults.build().pair_separator, "\n");
+  EXPECT_NE(defaults.identity().find("dataset.pair_separator: \"\\n\"\n"), std::string::npos) << defaults.identity();
+  for (const auto& o : config_options())
+    if (o.key == "dataset.pair_separator") EXPECT_EQ(o.default_value, "\"\\n\"");  // --help shows it on one line
+  ConfigBuilder b;
+  b.load_yaml(yaml("separator", "dataset:\n  path: x.tsv\n  pair_separator: \" ||| \"\n"));
+  EXPECT_EQ(b.build().pair_separator, " ||| ");
+  EXPECT_NE(b.identity().find("dataset.pair_separator:  ||| \n"), std::string::npos) << b.identity();
+  b.set("dataset.pair_separator=\"\\n\\n\"");
+  EXPECT_EQ(b.build().pair_separator, "\n\n");
+  ConfigBuilder again;
+  again.load_yaml(yaml("separator_dump", b.dump()));
+  EXPECT_EQ(again.build().pair_separator, "\n\n");
+  EXPECT_EQ(again.identity(), b.identity());
+  b.set("dataset.pair_separator=");
+  EXPECT_EQ(b.build().pair_separator, "");
+  EXPECT_NE(config_error("separator_typo", "dataset:\n  path: x.tsv\n  pair_seperator: x\n")
+                .find("unknown key 'dataset.pair_seperator' (did you mean 'dataset.pair_separator'?)"),
+            std::string::npos);
+}

@@ -9,8 +9,12 @@ included; train_tokenizers.py checks that transformers' AutoTokenizer gives the 
 the first DATASET_TEXTS distinct sentences of make_tokenizer_fixtures.texts_and_pairs, every hard case of
 tests/fixtures/tokenizer_hard_cases.jsonl and make_subword_fixtures.SUBWORD_CASES, and DECODER_CASES (Unicode
 spaces, \\r\\n runs, digit runs, uppercase contractions, the decoders' special tokens written in text).
+Sentence pairs as attnscan joins them for decoders (Tokenizer::encode_pair, PairEncoding::Joined) are single
+texts a + separator + b: the first DATASET_PAIRS pairs and the hard pairs of texts_and_pairs joined by a newline,
+and JOINED_CASES (text at the boundary: spaces, newlines, digits, emoji, specials; other separators).
 One JSON line per encoding:
   {"model", "dir", "source", "text", "ids", "tokens", "offsets": [[s, e]...], "special": [0|1...]}
+and, for a joined pair, "a", "b" and "separator" (text == a + separator + b).
 offsets: code points (Python str indices) into the text; "special": the post-processor's tokens (HF's
 special_tokens_mask for the template; a special token written in the text is 0 there too).
 """
@@ -40,17 +44,41 @@ DECODER_CASES = [
     "x!!!y ... ??? --- ___ *** ### $$$", "    code    indented\n        more", "a\tb\u000bc\u000cd",
     "http://example.com/a_b?c=d&e=f #tag @user", "CamelCase snake_case kebab-case UPPER lower",
 ]
+DATASET_PAIRS = 60
+# (a, b, separator): where tokens may reach across the boundary or the separator merges with the text.
+JOINED_CASES = [
+    ("trailing space ", " leading space", "\n"), ("ends with a newline\n", "next", "\n"), ("x", "\n\nstarts with two", "\n"),
+    ("digits 12", "34 more", "\n"), ("emoji \U0001F642", "\U0001F44D\U0001F3FD thumbs", "\n"), ("北京是首都", "東京タワー", "\n"),
+    ("special <|endoftext|>", "<|endoftext|> again", "\n"), ("HE'S", "'S here", "\n"), ("end.", ".start", "\n"),
+    ("The cat sat.", "A cat was sitting.", " "), ("The cat sat.", "A cat was sitting.", ""),
+    ("strawberry", "berries", ""), ("The cat sat.", "A cat was sitting.", " ||| "),
+    ("The cat sat.", "A cat was sitting.", "\n\n"), ("The cat sat.", "A cat was sitting.", "<|endoftext|>"),
+    ("The cat sat.", "A cat was sitting.", "\r\n"),
+]
 
 
-def rows(name, d, texts):
+def rows(name, d, texts, joined):
     from tokenizers import Tokenizer
     tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
-    for src, text in texts:
+
+    def row(src, text):
         enc = tok.encode(text)
-        yield {"model": name, "dir": d, "source": src, "text": text, "ids": enc.ids, "tokens": enc.tokens,
-               "offsets": [list(o) for o in enc.offsets], "special": enc.special_tokens_mask}
+        return {"model": name, "dir": d, "source": src, "text": text, "ids": enc.ids, "tokens": enc.tokens,
+                "offsets": [list(o) for o in enc.offsets], "special": enc.special_tokens_mask}
+    for src, text in texts:
+        yield row(src, text)
+    for src, a, b, separator in joined:
+        yield {**row(src, a + separator + b), "a": a, "b": b, "separator": separator}
+
+
+def joined_pairs(pairs):
+    """(source, a, b, separator) of every pair the fixture joins."""
+    dataset = [p for p in pairs if not p[0].startswith("hard")][:DATASET_PAIRS]
+    hard = [p for p in pairs if p[0].startswith("hard")]
+    out = [(f"pair:{src}", a, b, "\n") for src, a, b in dataset + hard]
+    return out + [(f"pair:joined:{i}", a, b, sep) for i, (a, b, sep) in enumerate(JOINED_CASES)]
 
 
 def main():
@@ -59,7 +87,7 @@ def main():
     p.add_argument("--datasets", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    all_texts, _ = texts_with_subword_cases(args.datasets)
+    all_texts, pairs = texts_with_subword_cases(args.datasets)
     texts = [t for t in all_texts if not t[0].startswith(("hard", "subword"))][:DATASET_TEXTS]
     texts += [t for t in all_texts if t[0].startswith(("hard", "subword"))]
     seen = {t for _, t in texts}
@@ -72,7 +100,7 @@ def main():
                 print(f"{d}: no tokenizer.json, no reference for {name}")
                 continue
             n = 0
-            for r in rows(name, d, texts):
+            for r in rows(name, d, texts, joined_pairs(pairs)):
                 out.write(json.dumps(r, ensure_ascii=False) + "\n")
                 n += 1
             print(f"{args.out}: {name}: {n} rows")

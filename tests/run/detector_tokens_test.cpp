@@ -1,10 +1,11 @@
 // The tokens detectors get from a pair encoding: roles come from the template, so that BERT's
-// `[CLS] A [SEP] B [SEP]` and RoBERTa/MPNet's `<s> A </s></s> B </s>` give the same roles, and the
-// sentence is kept apart from the model's type id.
+// `[CLS] A [SEP] B [SEP]`, RoBERTa/MPNet's `<s> A </s></s> B </s>` and a decoder's joined `<bos> A \n B` give
+// the same roles, and the sentence is kept apart from the model's type id.
 #include <gtest/gtest.h>
 
 #include "run/example_columns.hpp"
 #include "support/model_builder.hpp"
+#include "support/test_paths.hpp"
 #include "model/model_tokenizer.hpp"
 
 using namespace attnscan;
@@ -84,4 +85,34 @@ TEST(DetectorTokens, EmptySentencesKeepTheTemplateRoles) {
   const auto roberta = roberta_tokenizer();
   const auto r = detector_columns(roberta, roberta.encode_pair("the", "cat", 4));  // <s> </s></s> </s>
   EXPECT_EQ(r.role, (std::vector<TokenRole>{B, S, S, S}));
+}
+
+// A decoder's pair joined as one text (`<|begin_of_text|> A \n B`, SmolLM2's `A \n B`): the BOS is Begin, the
+// newline between the sentences the Separator closing A, every other token content of its own sentence and word,
+// so the detectors read a decoder's pair as they read `[CLS] A [SEP] B`.
+TEST(DetectorTokens, JoinedPairHasTheTemplatesRoles) {
+  for (const char* name : {"llama3", "smollm2"}) {
+    const auto dir = test::fixture_dir() / "trained_tokenizers" / name;
+    if (!std::filesystem::exists(dir / "tokenizer.json"))
+      GTEST_SKIP() << dir << " missing: made by tests/reference/train_tokenizers.py (scripts/setup.sh test)";
+    TokenizerFacts facts;
+    facts.vocab_size = facts.max_tokens = 1 << 20;
+    facts.pairs = PairEncoding::Joined;
+    const auto tok = Tokenizer::from_model_dir(dir, facts);
+    const Encoding enc = tok.encode_pair("the cat", "the mat");  // [bos] the Ġcat Ċ the Ġmat
+    const auto c = detector_columns(tok, enc);
+    const bool bos = std::string(name) == "llama3";
+    std::vector<TokenRole> roles = {C, C, S, C, C};
+    std::vector<uint8_t> sentences = {0, 0, 0, 1, 1};
+    if (bos) roles.insert(roles.begin(), B), sentences.insert(sentences.begin(), 0);
+    ASSERT_EQ(enc.size(), roles.size()) << name << ": " << testing::PrintToString(enc.tokens);
+    EXPECT_EQ(c.role, roles) << name;
+    EXPECT_EQ(c.sentence, sentences) << name;
+    EXPECT_EQ(c.type_id, std::vector<uint8_t>(roles.size(), 0)) << name;
+    const std::size_t first = bos ? 1 : 0;
+    EXPECT_EQ(detector_token(enc, first, tok.pair_template()).word, "the");
+    EXPECT_EQ(detector_token(enc, first + 3, tok.pair_template()).word, "the");  // B's first word, its own word 0
+    EXPECT_EQ(detector_token(enc, first + 3, tok.pair_template()).word_index, 0);
+    EXPECT_EQ(detector_token(enc, first + 4, tok.pair_template()).word, "mat");
+  }
 }

@@ -203,6 +203,7 @@ TEST(DecoderTokenizers, IdsAndOffsetsEqualHuggingFace) {
   std::map<std::string, std::pair<int, int>> per_model;  // rows compared, rows differing
   int shown = 0;
   for (const auto& row : test::read_jsonl(file)) {
+    if (row.contains("a")) continue;  // a joined pair: JoinedPairs.IdsAndSentencesFollowHuggingFaceOffsetsOfTheJoinedText
     const std::string model = row["model"], dir = row["dir"], text = row["text"];
     auto& tok = tokenizers[model];
     if (!tok) tok = std::make_unique<Tokenizer>(Tokenizer::from_model_dir(dir, decoder_facts()));

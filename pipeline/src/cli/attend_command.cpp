@@ -81,7 +81,7 @@ nlohmann::json to_json(const LoadedModel& model, const Encoding& e, const Encode
 }  // namespace
 
 int attend_command(const std::vector<std::string>& args) {
-  std::string model_dir, a, b, precision = "fp32", device = "cpu", tokenizer_file = "auto";
+  std::string model_dir, a, b, precision = "fp32", device = "cpu", tokenizer_file = "auto", pair_separator;
   int64_t layer = -1, head = -1;
   int top = 3, threads = 0;
   std::size_t max_length = 0;
@@ -91,6 +91,8 @@ int attend_command(const std::vector<std::string>& args) {
       "tokenizer", po::value(&tokenizer_file)->default_value("auto"),
       "the model directory's tokenizer file: auto (the slow files when present, else tokenizer.json), slow or tokenizer.json")(
       "a", po::value(&a)->required(), "sentence A")("b", po::value(&b), "sentence B (omit for a single sentence)")(
+      "pair-separator", po::value(&pair_separator)->default_value(kDefaultPairSeparator, "newline"),
+      "the text between A and B where the model joins a pair into one text (decoders, docs/models.md)")(
       "layer", po::value(&layer), "layer to show (0-indexed); needs --head")(
       "head", po::value(&head), "head to show (0-indexed); needs --layer")(
       "top", po::value(&top)->default_value(3), "keys shown per query with --layer/--head")(
@@ -113,6 +115,11 @@ int attend_command(const std::vector<std::string>& args) {
 
   LoadedModel model = load_model(model_dir);
   auto tokenizer = load_tokenizer(model_dir, model.config, file);
+  try {
+    tokenizer.set_pair_separator(pair_separator);
+  } catch (const Error& e) {
+    throw Error(std::string("--pair-separator: ") + e.what());
+  }
   Encoding enc = vm.count("b") ? tokenizer.encode_pair(a, b, max_length) : tokenizer.encode_single(a, max_length);
   if (layer >= model.config.num_layers || head >= model.config.num_heads)
     throw Error("--layer/--head out of range: the model has " + std::to_string(model.config.num_layers) +

@@ -2,6 +2,7 @@
 
 #include "common/shipped_files.hpp"
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -56,6 +57,9 @@ const std::vector<Option>& table() {
       {"dataset.max_rows", Kind::Int, "0", "read only the first N rows (0: all)", {}, 0, int64_t(1) << 62},
       {"dataset.on_bad_row", Kind::Choice, "error", "error (stop at the first bad row) or skip (count and report it)",
        {"error", "skip"}},
+      {"dataset.pair_separator", Kind::String, kDefaultPairSeparator,
+       "the text between A and B where the model joins a pair into one text (decoders, docs/models.md); models with a "
+       "pair template (the encoders) do not use it"},
       {"engine.precision", Kind::Choice, "fp32", "fp32 or bf16", {"fp32", "bf16"}},
       {"engine.threads", Kind::Int, "0", "compute threads (0: all cores)", {}, 0, 1024},
       {"engine.linear", Kind::Choice, "auto", "linear layers on CPU: auto (oneDNN, weights packed once), openblas (fp32 only) or onednn", {"auto", "openblas", "onednn"}},
@@ -143,6 +147,13 @@ std::string type_name(Kind k) {
   return "";
 }
 
+// A value on one line (the identity, --help): as written, or JSON-quoted where it holds a line break or
+// another control character (dataset.pair_separator: "\n").
+std::string one_line(const std::string& value) {
+  if (std::none_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) return value;
+  return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 bool is_int(const std::string& v) {
   if (v.empty()) return false;
   std::size_t i = v[0] == '-' ? 1 : 0;
@@ -183,7 +194,7 @@ std::vector<int64_t> parse_index_list(const std::string& text, int64_t count) {
 
 std::vector<OptionInfo> config_options() {
   std::vector<OptionInfo> out;
-  for (const auto& o : table()) out.push_back({o.key, type_name(o.kind), o.default_value, o.doc});
+  for (const auto& o : table()) out.push_back({o.key, type_name(o.kind), one_line(o.default_value), o.doc});
   return out;
 }
 
@@ -404,6 +415,7 @@ RunConfig ConfigBuilder::build() const {
   d.s2 = given_or_shipped(get("dataset.s2"));
   d.labels = given_or_shipped(get("dataset.labels"));
   d.on_bad_row = get("dataset.on_bad_row") == "skip" ? BadRowPolicy::Skip : BadRowPolicy::Error;
+  c.pair_separator = get("dataset.pair_separator");
   c.max_rows = static_cast<uint64_t>(std::stoll(get("dataset.max_rows")));
   if (d.format == DatasetFormat::Parallel) {
     if (d.s1.empty() || d.s2.empty()) throw ConfigError("dataset.format parallel needs dataset.s1 and dataset.s2");
@@ -457,7 +469,7 @@ std::string ConfigBuilder::identity() const {
   std::string out;
   for (const auto& [key, value] : values_) {
     if (std::find(std::begin(kNotContent), std::end(kNotContent), key) != std::end(kNotContent)) continue;
-    out += key + ": " + value + "\n";
+    out += key + ": " + one_line(value) + "\n";
   }
   out += "detectors:";
   for (const auto& d : detectors_) {

@@ -44,6 +44,7 @@ struct RunConfig {
   DatasetSpec dataset;
   std::string dataset_format;  // tsv | csv | jsonl | parallel, as written
   uint64_t max_rows{};         // 0: all rows
+  std::string pair_separator;  // between A and B where the model joins pairs (Tokenizer::pair_separator)
   EncoderOptions engine;
   std::size_t max_length{};  // 0: the model's maximum
   std::filesystem::path output_path;

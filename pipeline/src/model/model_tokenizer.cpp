@@ -12,6 +12,7 @@ TokenizerFacts tokenizer_facts(const ModelConfig& model) {
   facts.max_tokens = model.max_tokens();
   facts.slow_template = family.slow_template;
   facts.sentencepiece = family.sentencepiece;
+  facts.pairs = family.pairs;
   return facts;
 }
 

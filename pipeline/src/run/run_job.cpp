@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "encoder/encoder.hpp"
 #include "model/model_location.hpp"
 #include "model/model_weights.hpp"
@@ -181,12 +183,26 @@ void check_max_length(const RunConfig& cfg, const ModelConfig& model, const Toke
                       std::to_string(most) + " tokens (its max_position_embeddings): set at most " + std::to_string(most) +
                       ", or 0 for the maximum");
   const bool pairs = holds_pairs(cfg.dataset);
-  const std::size_t specials = tokenizer.pair_template().added(pairs), least = specials + (pairs ? 2 : 1);
+  // A joined pair is cut from its end (B first), so one token of A is the least it keeps.
+  const bool each_sentence = pairs && tokenizer.pair_encoding() == PairEncoding::Template;
+  const std::size_t specials = tokenizer.specials_added(pairs), least = specials + (each_sentence ? 2 : 1);
   if (cfg.max_length < least)
     throw ConfigError("engine.max_length " + std::to_string(cfg.max_length) + " leaves no room for text: the " +
                       std::to_string(specials) + " special tokens of " + (pairs ? "a pair" : "a sentence") +
                       " take it all. Set at least " + std::to_string(least) +
-                      (pairs ? " (one token of each sentence)" : " (one token of the sentence)") + ", or 0 for the model's maximum");
+                      (each_sentence ? " (one token of each sentence)" : pairs ? " (one token of A)" : " (one token of the sentence)") +
+                      ", or 0 for the model's maximum");
+}
+
+// The model's tokenizer; where its family joins pairs into one text, with dataset.pair_separator between them.
+Tokenizer run_tokenizer(const fs::path& model_dir, const ModelConfig& model, const RunConfig& cfg) {
+  Tokenizer tokenizer = load_tokenizer(model_dir, model, cfg.tokenizer_file);
+  try {
+    tokenizer.set_pair_separator(cfg.pair_separator);
+  } catch (const Error& e) {
+    throw ConfigError(std::string("dataset.pair_separator: ") + e.what());
+  }
+  return tokenizer;
 }
 
 // The dataset's sha256 is part of what a resume must match, and so is dataset.on_bad_row: neither a
@@ -208,7 +224,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
 
   const fs::path model_dir = cfg.model.empty() ? default_model_dir() : fs::path(cfg.model);
   const LoadedModel model = load_model(model_dir);
-  const auto tokenizer = load_tokenizer(model_dir, model.config, cfg.tokenizer_file);
+  const Tokenizer tokenizer = run_tokenizer(model_dir, model.config, cfg);
   check_max_length(cfg, model.config, tokenizer);
   RootInfo root = describe_run(req, model_dir, model);
   root.identity.config_identity += "model family: " + describe(model.config) + "\n";
@@ -248,6 +264,9 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
                   ", " + std::to_string(eo.threads) + " intra-op thread(s)";
   if (!output.begin(root, layout, req.overwrite, log)) return kRunOk;  // already complete
   log << "model: " << describe(model.config) << "; tokenizer: " << tokenizer.source() << "\n";
+  if (holds_pairs(cfg.dataset) && tokenizer.pair_encoding() == PairEncoding::Joined)
+    log << "tokenizer: each pair is joined as one text, A + " << nlohmann::json(tokenizer.pair_separator()).dump()
+        << " + B (dataset.pair_separator); each token keeps its sentence (docs/models.md, \"Decoders\")\n";
   if (model.config.has_local_layers())
     log << "model: layers l with l % " << model.config.global_every << " != 0 attend within a window of +-"
         << model.config.local_window / 2 << " tokens; their detector baselines are uniform over the keys a query "

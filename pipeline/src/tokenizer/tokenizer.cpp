@@ -149,6 +149,7 @@ Encoding Tokenizer::assemble(SentenceTokens& a, SentenceTokens* b, std::size_t m
 
 Encoding Tokenizer::encode_pair(std::string_view a, std::string_view b,
                                          std::size_t max_length) const {
+  if (p_.pairs == PairEncoding::Joined) return encode_joined(a, b, max_length);
   SentenceTokens ta = tokenize(a), tb = tokenize(b);
   return assemble(ta, &tb, max_length);
 }
@@ -181,6 +182,7 @@ Encoding Tokenizer::encode_words(const std::vector<std::string>& a, const std::v
                                  std::size_t max_length) const {
   SentenceTokens ta = tokenize_words(a);
   if (!b) return assemble(ta, nullptr, max_length);
+  if (p_.pairs == PairEncoding::Joined) return encode_joined_words(a, *b, max_length);
   SentenceTokens tb = tokenize_words(*b);
   return assemble(ta, &tb, max_length);
 }

@@ -85,7 +85,8 @@ struct SentenceTokens {
 };
 
 // The template's tokens around A (and B), e.g. `[CLS] A [SEP] B [SEP]` or `<s> A </s></s> B </s>`,
-// and per-token metadata.
+// and per-token metadata. A pair joined as one text (PairEncoding::Joined: `<bos> A \n B`) has the same
+// fields: each token in its own sentence, the separator's tokens special and closing A, as [SEP] does.
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<std::string> tokens;
@@ -98,7 +99,7 @@ struct Encoding {
                                      // template specials
   std::vector<std::string> words_a, words_b;
   std::size_t tokens_a = 0, tokens_b = 0;  // pieces kept from A and B
-  std::size_t removed_a = 0, removed_b = 0;  // pieces removed by truncation
+  std::size_t removed_a = 0, removed_b = 0;  // pieces removed by truncation (a joined pair's separator: A's)
   bool truncated = false;
 
   std::size_t size() const { return ids.size(); }
@@ -157,6 +158,10 @@ struct SpecialTokens {
   std::optional<int32_t> pad;
 };
 
+// The text between A and B where a pair is joined (PairEncoding::Joined) and none is chosen
+// (the run's dataset.pair_separator defaults to it).
+inline constexpr const char* kDefaultPairSeparator = "\n";
+
 // What every file recipe (tokenizer/files/recipes.hpp) builds: the parts of a Tokenizer.
 struct TokenizerParts {
   std::shared_ptr<const detail::SubwordModel> model;
@@ -168,6 +173,8 @@ struct TokenizerParts {
   std::string source;  // see Tokenizer::source
   SpecialTokens specials;
   bool cjk_isolated = false;  // the normalizer puts spaces around CJK characters (each is a word)
+  PairEncoding pairs = PairEncoding::Template;  // the model family's (TokenizerFacts::pairs)
+  std::string pair_separator = kDefaultPairSeparator;
 };
 
 class Tokenizer {
@@ -192,13 +199,22 @@ class Tokenizer {
   SentenceTokens tokenize(std::string_view text) const;
   SubwordKind kind() const { return p_.kind; }
 
-  // Pair encoding with longest_first truncation to max_length (0: the model's maximum).
+  // A pair as pair_encoding() says, truncated to max_length (0: the model's maximum):
+  //  - Template: A and B tokenized apart in the pair template, longest_first truncation;
+  //  - Joined: a + pair_separator() + b tokenized as one text in the single-sentence template (ids equal
+  //    encode_single of that text), each token given to its sentence by its characters: from b's first
+  //    character on B's, up to a's last A's; the separator's tokens, and a token reaching across a's end,
+  //    are special (word_index -1, offsets -1/-1) and close A. Offsets and word_index are within the
+  //    token's own sentence; a word of the text with tokens in both sentences counts in each, its text there
+  //    the characters its tokens cover. type_ids all 0. Truncation cuts the joined text's end: B's tokens,
+  //    then the separator's, then A's.
   Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const;
   Encoding encode_single(std::string_view a, std::size_t max_length = 0) const;
   // Sentences given as words (e.g. a treebank's): each word is tokenized on its own (byte-level BPE:
   // words after the first with their leading space), so word_index numbers the given words and a word
   // the tokenizer would split further (e.g. "U.S.") stays one word. No b: a single sentence. Offsets are
-  // into the words joined by single spaces (the text a CoNLL-U dataset stores for the sentence).
+  // into the words joined by single spaces (the text a CoNLL-U dataset stores for the sentence). A pair
+  // whose encoding is Joined: A's tokens, the separator's, B's, in the single-sentence template.
   Encoding encode_words(const std::vector<std::string>& a, const std::vector<std::string>* b,
                         std::size_t max_length = 0) const;
 
@@ -212,6 +228,12 @@ class Tokenizer {
   int32_t cls_id() const { return p_.specials.begin.value_or(-1); }
   int32_t sep_id() const { return p_.specials.separator.value_or(-1); }
   const PairTemplate& pair_template() const { return p_.pair_template; }
+  PairEncoding pair_encoding() const { return p_.pairs; }
+  const std::string& pair_separator() const { return p_.pair_separator; }
+  // The text a Joined pair has between A and B; Error when it is not valid UTF-8.
+  void set_pair_separator(std::string separator);
+  // The template's tokens a pair (pair true) or a single sentence gets: a Joined pair the single template's.
+  std::size_t specials_added(bool pair) const;
   LongestFirst truncation() const { return p_.truncation; }
   bool cjk_isolated() const { return p_.cjk_isolated; }
   // One line saying which file and what is used, e.g. "tokenizer.json (WordPiece, RobertaProcessing)",
@@ -223,6 +245,10 @@ class Tokenizer {
  private:
   // Takes the pieces and words of a and b over (they are left empty).
   Encoding assemble(SentenceTokens& a, SentenceTokens* b, std::size_t max_length) const;
+  // Joined pairs (joined_pair.cpp).
+  Encoding encode_joined(std::string_view a, std::string_view b, std::size_t max_length) const;
+  Encoding encode_joined_words(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                               std::size_t max_length) const;
   SentenceTokens tokenize_words(const std::vector<std::string>& words) const;
 
   TokenizerParts p_;

@@ -17,6 +17,11 @@ namespace attnscan {
 enum class TemplateKind { Bert, Roberta };
 // The slow (Python) class that reads a family's SentencePiece `*.model`.
 enum class SentencePieceFlavour { None, XlmRoberta, Albert, Deberta };
+// How a sentence pair becomes one sequence (Tokenizer::encode_pair).
+enum class PairEncoding {
+  Template,  // A and B tokenized apart, with the pair template's specials around them (the encoder families)
+  Joined,    // a + separator + b as one text through the single-sentence template (the decoders)
+};
 
 struct TokenizerFacts {
   std::string model_type = "bert";  // config.json's, for messages
@@ -24,6 +29,7 @@ struct TokenizerFacts {
   int64_t max_tokens = 512;         // the longest sequence the model takes (caps model_max_length)
   TemplateKind slow_template = TemplateKind::Bert;
   SentencePieceFlavour sentencepiece = SentencePieceFlavour::None;
+  PairEncoding pairs = PairEncoding::Template;
 };
 
 // One entry of tokenizer_config.json's added_tokens_decoder (transformers' AddedToken).

@@ -45,10 +45,14 @@ struct ModelFamily {
   // Families described layer by layer (ModelConfig::layer_specs): where each tensor the layer stack reads is
   // stored (model/tensor_map.hpp). nullptr: the canonical names of tensor_names.hpp through `renames`.
   TensorMap (*tensor_map)(const ModelConfig& config) = nullptr;
+  // How its tokenizer encodes a sentence pair (model/model_tokenizer.hpp): the pair template, or joined as one
+  // text (the decoders, layer_family).
+  PairEncoding pairs = PairEncoding::Template;
 };
 
-// A family described layer by layer: its model_type, description, config reader, task-model prefixes, the
-// tensors it skips (a name prefix, or a suffix where it starts with '.') and its tensor map.
+// A family described layer by layer (a decoder: its pairs are joined as one text): its model_type, description,
+// config reader, task-model prefixes, the tensors it skips (a name prefix, or a suffix where it starts with '.')
+// and its tensor map.
 ModelFamily layer_family(std::string model_type, std::string description,
                          ModelConfig (*read_config)(const nlohmann::json&, const std::filesystem::path&),
                          std::vector<std::string> prefixes, std::vector<std::string> unused,

@@ -37,6 +37,7 @@ ModelFamily layer_family(std::string model_type, std::string description,
   f.prefixes = std::move(prefixes);
   f.unused = std::move(unused);
   f.tensor_map = tensor_map;
+  f.pairs = PairEncoding::Joined;
   return f;
 }
 

@@ -34,6 +34,12 @@ TokenizerFile resolve(const std::filesystem::path& dir, TokenizerFile file) {
                    "tokenizer file: attnscan reads " + kFilesWanted + "; none is there");
 }
 
+// A recipe's parts as the model's facts say pairs are encoded.
+Tokenizer with_pairs(TokenizerParts parts, const TokenizerFacts& facts) {
+  parts.pairs = facts.pairs;
+  return Tokenizer(std::move(parts));
+}
+
 }  // namespace
 
 bool has_tokenizer_file(const std::filesystem::path& dir) {
@@ -59,25 +65,26 @@ Tokenizer Tokenizer::from_model_dir(const std::filesystem::path& dir, const Toke
       const auto tokenizer_json = dir / "tokenizer.json";
       if (!std::filesystem::exists(tokenizer_json))
         throw ModelError(tokenizer_json.string() + ": missing from the model directory");
-      return Tokenizer(detail::tokenizer_json_recipe(tokenizer_json, facts, tokenizer_config(files, facts),
-                                                     files.has_config()));
+      return with_pairs(detail::tokenizer_json_recipe(tokenizer_json, facts, tokenizer_config(files, facts),
+                                                      files.has_config()),
+                        facts);
     }
-    case TokenizerFile::VocabMerges: return Tokenizer(detail::vocab_merges_recipe(dir, facts, files));
+    case TokenizerFile::VocabMerges: return with_pairs(detail::vocab_merges_recipe(dir, facts, files), facts);
     case TokenizerFile::SentencePiece: {
       const auto spm = sentencepiece_file(dir);
       if (spm.empty())
         throw ModelError(dir.string() + ": no SentencePiece model (sentencepiece.bpe.model, spiece.model, "
                          "spm.model, sentencepiece.model or tokenizer.model) in the model directory");
-      return Tokenizer(detail::sentencepiece_recipe(spm, facts, files));
+      return with_pairs(detail::sentencepiece_recipe(spm, facts, files), facts);
     }
-    default: return Tokenizer(detail::vocab_txt_recipe(dir, facts, files));
+    default: return with_pairs(detail::vocab_txt_recipe(dir, facts, files), facts);
   }
 }
 
 Tokenizer Tokenizer::from_tokenizer_json(const std::filesystem::path& tokenizer_json, const TokenizerFacts& facts,
                                          TokenizerConfig config) {
   const bool has_config = std::filesystem::exists(tokenizer_json.parent_path() / "tokenizer_config.json");
-  return Tokenizer(detail::tokenizer_json_recipe(tokenizer_json, facts, std::move(config), has_config));
+  return with_pairs(detail::tokenizer_json_recipe(tokenizer_json, facts, std::move(config), has_config), facts);
 }
 
 }  // namespace attnscan
