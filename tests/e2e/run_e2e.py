@@ -2174,6 +2174,9 @@ def decoder_end_to_end(model, name, rows, want_ranges, data=STSB_DEV):
     by = {h["detector"]: h for h in heads}
     assert by["next_token"]["mean"] is None and by["next_token"]["count"] == 0, by["next_token"]  # NaN by design
     assert by["prev_token"]["mean"] is not None and by["prev_token"]["count"] > 0, by["prev_token"]
+    text = run("heads", single, "--top", "2").stdout
+    assert "next_token/next_token\n  undefined: no head has a score on any example" in text, text
+    assert "nan" not in text.split("prev_token/prev_token")[0], text  # no ranked NaN rows
     with h5py.File(single, "r") as f:
         assert np.isnan(f["scores/next_token/next_token/values"][...]).all()
         assert np.isfinite(f["scores/prev_token/prev_token/values"][...]).any()

@@ -159,13 +159,22 @@ int heads_command(const std::vector<std::string>& args) {
       std::cout << "each head's mean importance over the same examples beside it (docs/analyses.md, \"Does the head "
                    "matter?\")\n";
     std::string last;
+    bool rows_undefined = false;
     for (const auto& r : rows) {
       const std::string title = r.detector + "/" + r.output + (by.empty() ? "" : "  [" + by + " = " + r.group + "]");
+      if (title == last && rows_undefined) continue;
       if (title != last) {
+        last = title;
+        // Ranked first with no score: no head has one (next_token on a causal model is NaN by design).
+        rows_undefined = r.count == 0;
+        if (rows_undefined) {
+          std::cout << "\n" << title << "\n  undefined: no head has a score on any example (every score NaN; next_token "
+                    << "on a causal model, whose queries never see the next token, by design)\n";
+          continue;
+        }
         std::cout << "\n" << title << "\n  rank  head    mean    95% CI              n      baseline  lift";
         for (const auto& o : importance) std::cout << "  " << std::setw(9) << o;
         std::cout << "\n";
-        last = title;
       }
       std::cout << std::fixed << std::setprecision(4) << "  " << std::setw(4) << r.rank << "  " << std::setw(2) << r.layer
                 << "-" << std::left << std::setw(3) << r.head << std::right << " " << std::setw(7) << r.mean << "  ["
