@@ -2209,5 +2209,95 @@ def test_windowed_decoders_run_resume_shard_and_read():
         assert longest > max(b for b, _ in want) + 1, f"{name}: no sentence longer than its window ({longest} tokens)"
 
 
+
+def byte_level_bytes(piece):
+    """The bytes a byte-level BPE piece stands for (GPT-2's bytes_to_unicode inverted)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    chars = {b: chr(b) for b in printable}
+    chars.update({b: chr(256 + k) for k, b in enumerate(b for b in range(256) if b not in chars)})
+    byte_of = {c: b for b, c in chars.items()}
+    return bytes(byte_of[c] for c in piece)
+
+
+def check_joined_pairs(path, separator_pieces):
+    """Through the Python reader: each example's tokens are A's, then the separator's (`separator_pieces`, role
+    Separator, sentence 0, no characters), then B's; every other token sits in its own sentence at offsets whose
+    text is the text its bytes stand for, and A's (B's) tokens spell sentence A (B), or its start where truncated.
+    Returns the number of truncated examples."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import attnscan as reader
+    truncated = 0
+    with reader.open(path) as r:
+        for e in r:
+            roles = [t.role for t in e.tokens]
+            seps = [k for k, role in enumerate(roles) if role == "Separator"]
+            kept_b = [t for t in e.tokens if t.sentence == 1]
+            if kept_b or len(seps) == len(separator_pieces):
+                assert [e.tokens[k].text for k in seps] == separator_pieces, (e.index, [t.text for t in e.tokens])
+            assert "Begin" not in roles, (e.index, roles)  # SmolLM2's template adds no BOS
+            assert [t.sentence for t in e.tokens] == sorted(t.sentence for t in e.tokens), e.index
+            assert all(e.tokens[k].sentence == 0 and e.tokens[k].char_start == -1 for k in seps), e.index
+            spelled, last_span = {0: b"", 1: b""}, {0: None, 1: None}
+            for t in e.tokens:
+                if t.role == "Separator":
+                    continue
+                sentence = (e.sentence_a, e.sentence_b)[t.sentence]
+                text, piece = sentence[t.char_start:t.char_end].encode(), byte_level_bytes(t.text)
+                assert text == piece or piece in text, (e.index, t, text, piece)  # in: part of a character's bytes
+                if last_span[t.sentence] != (t.char_start, t.char_end):  # the pieces of one character: once
+                    spelled[t.sentence] += text
+                last_span[t.sentence] = (t.char_start, t.char_end)
+            for s, sentence in enumerate((e.sentence_a, e.sentence_b)):
+                assert sentence.encode().startswith(spelled[s]), (e.index, s, spelled[s])
+                assert e.truncated or spelled[s] == sentence.encode(), (e.index, s, spelled[s])
+            first_b = next((t for t in e.tokens if t.sentence == 1), None)
+            assert first_b is None or first_b.word_index == 0, (e.index, first_b)  # B's words numbered from 0
+            truncated += int(e.truncated)
+    return truncated
+
+
+def test_decoder_pairs_are_joined_and_tokens_keep_their_sentence():
+    """The shipped sample pairs through SmolLM2-135M-Instruct: each pair joined as one text with a newline (the
+    run says so), the newline the Separator, every token in its own sentence at its own characters (the Python
+    reader), same- and cross-sentence matches defined (cross: B's tokens on A's matching words), next_token NaN
+    by design, every score equal to the numpy reference; engine.max_length cuts B first and the run's truncated
+    count says how many pairs it cut; dataset.pair_separator puts another text between the sentences."""
+    model = smollm2_model()
+    target = out("joined.h5")
+    base = ["-c", "configs/default.yaml", "--model", model, "--no-progress", "--overwrite"]
+    p = run("run", *base, "--set", f"output.path={target}", "--set", "output.dtype=float32")  # float32: the reference's
+    assert 'each pair is joined as one text, A + "\\n" + B (dataset.pair_separator)' in p.stderr, p.stderr
+    assert check_joined_pairs(target, ["Ċ"]) == 0
+    heads = json.loads(run("heads", target, "--top", "3", "--format", "json").stdout)["heads"]
+    by = {(h["detector"], h["output"]): h for h in heads if h["rank"] == 1}
+    for pattern in ("same_sentence_match", "cross_sentence_match", "prev_token"):
+        assert by[(pattern, pattern)]["mean"] is not None and by[(pattern, pattern)]["count"] == 10, by[(pattern, pattern)]
+    assert by[("next_token", "next_token")]["mean"] is None, by[("next_token", "next_token")]  # no query sees it
+    assert by[("delimiter", "sep")]["count"] == 10, by[("delimiter", "sep")]  # the newline is the separator
+    with h5py.File(target, "r") as f:
+        worst = compare(f, {})
+        n_tokens = f["examples/n_tokens"][...]
+        assert (f["examples/tokens_a"][...] + f["examples/tokens_b"][...] + 1 == n_tokens).all()
+    print(f"joined pairs: max |plugin - numpy| = {worst:.3g}")
+    assert worst <= 1e-6, worst
+
+    limit = int(np.median(n_tokens))
+    cut = out("joined_cut.h5")
+    p = run("run", *base, "--set", f"output.path={cut}", "--set", f"engine.max_length={limit}")
+    want = int((n_tokens > limit).sum())
+    assert f"truncated {want}\n" in p.stderr, (want, p.stderr)
+    assert check_joined_pairs(cut, ["Ċ"]) == want
+    with h5py.File(cut, "r") as f:
+        assert f.attrs["examples_truncated"] == want
+        assert (f["examples/n_tokens"][...] == np.minimum(n_tokens, limit)).all()
+
+    other = out("joined_eot.h5")
+    p = run("run", *base, "--set", f"output.path={other}", "--set", "dataset.pair_separator=<|endoftext|>")
+    assert 'A + "<|endoftext|>" + B' in p.stderr, p.stderr
+    assert check_joined_pairs(other, ["<|endoftext|>"]) == 0
+    with h5py.File(other, "r") as f:
+        assert 'pair_separator: "<|endoftext|>"' in f.attrs["config"], f.attrs["config"]
+
+
 if __name__ == "__main__":
     sys.exit(harness_main(globals()))
