@@ -284,3 +284,90 @@ TEST(DecoderCheckpoints, ValueNormsEqualTheirDefinition) {
   std::cout << "gpt2 value norms: max relative |attnscan - double| " << worst << "\n";
   EXPECT_LT(worst, 1e-5);
 }
+
+namespace {
+
+// DIR copied to `to` with head h of layer l removed from the output projection (its slice of the stored weight
+// zeroed: GPT-2's Conv1D rows, Llama-style columns), which is what gating its probabilities by 0 gives.
+fs::path without_head(const fs::path& dir, const fs::path& to, const std::string& family, int64_t l, int64_t h, int64_t D) {
+  const fs::path copy = copy_model(dir, to, 1);
+  const SafetensorsFile st(copy / "model.safetensors");
+  std::vector<test::Blob> blobs;
+  const std::string gpt2 = "transformer.h." + std::to_string(l) + ".attn.c_proj.weight";
+  const std::string llama = "model.layers." + std::to_string(l) + ".self_attn.o_proj.weight";
+  for (const auto& t : st.tensors()) {
+    test::Blob b{t.name, t.dtype_tag, t.shape, std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(t.data),
+                                                                   reinterpret_cast<const uint8_t*>(t.data) + t.nbytes)};
+    auto* w = reinterpret_cast<float*>(b.bytes.data());
+    if (t.name == (family == "gpt2" ? gpt2 : llama)) {
+      const int64_t rows = t.shape[0], cols = t.shape[1];
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          if (family == "gpt2" ? (r >= h * D && r < (h + 1) * D) : (c >= h * D && c < (h + 1) * D)) w[r * cols + c] = 0;
+    }
+    blobs.push_back(std::move(b));
+  }
+  test::write_safetensors(copy / "model.safetensors", blobs);
+  return copy;
+}
+
+// The mean over the row's tokens of the final norm's output, in double, from the last hidden state.
+std::vector<double> pooled_output(const EncoderOutput& out, const ModelConfig& c, const SafetensorsFile& st,
+                                  const std::string& family) {
+  const int64_t H = c.hidden_size, n = out.seq_len;
+  const auto w = stored_values(st, family == "gpt2" ? "transformer.ln_f.weight" : "model.norm.weight");
+  const auto b = family == "gpt2" ? stored_values(st, "transformer.ln_f.bias") : std::vector<double>(static_cast<std::size_t>(H), 0.0);
+  std::vector<double> pooled(static_cast<std::size_t>(H), 0.0);
+  for (int64_t t = 0; t < n; ++t) {
+    const float* x = out.hidden_states.data() + (c.num_layers * n + t) * H;
+    double mean = 0, square = 0;
+    for (int64_t k = 0; k < H; ++k) mean += x[k], square += double(x[k]) * x[k];
+    mean /= double(H), square /= double(H);
+    for (int64_t k = 0; k < H; ++k) {
+      const double y = family == "gpt2" ? (x[k] - mean) / std::sqrt(square - mean * mean + c.final_norm.eps) * w[k] + b[k]
+                                        : x[k] / std::sqrt(square + c.final_norm.eps) * w[k];
+      pooled[static_cast<std::size_t>(k)] += y / double(n);
+    }
+  }
+  return pooled;
+}
+
+double cosine(const std::vector<double>& a, const std::vector<double>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) ab += a[k] * b[k], aa += a[k] * a[k], bb += b[k] * b[k];
+  return ab / std::sqrt(aa * bb);
+}
+
+}  // namespace
+
+// Ablation importance of a decoder head, D = 1 - cos(e, e_-lh), equals the same quantity from two ordinary
+// forwards: the model as it is and the model with that head's slice of the output projection zeroed (GPT-2:
+// LayerNorm, biases; Qwen3: RMS norms, head_dim 16 beside hidden 48, grouped-query attention).
+TEST(DecoderCheckpoints, AblationEqualsAForwardWithoutTheHead) {
+  for (const std::string family : {"gpt2", "qwen3"}) {
+    const fs::path dir = test::fixture_dir() / "decoders" / family / "model";
+    if (!fs::exists(dir / "model.safetensors")) GTEST_SKIP() << dir << " missing: made by tests/reference/make_decoder_fixtures.py";
+    const LoadedModel model = load_model(dir);
+    const Transformer transformer(model, EncoderOptions{});
+    Encoding e;
+    for (int32_t id : {5, 17, 300, 42, 9, 77, 1000, 3, 250, 11}) e.ids.push_back(id), e.type_ids.push_back(0);
+    const auto batch = TokenBatch::from_encodings({&e}, 0);
+    ImportanceRequest req;
+    req.ablation = true;
+    const HeadImportance imp = transformer.head_importance(batch, req);
+    const SafetensorsFile st(dir / "model.safetensors");
+    const auto e_full = pooled_output(transformer.forward(batch, ForwardOutputs{true, false, false}), model.config, st, family);
+    const int64_t D = model.config.layer_spec(0).attention.head_dim;
+    for (const auto& [l, h] : {std::pair<int64_t, int64_t>{0, 1}, {model.config.num_layers - 1, 2}}) {
+      const fs::path cut = without_head(dir, test::scratch_dir("ablated_" + family) / "model", family, l, h, D);
+      const LoadedModel cut_model = load_model(cut);
+      const auto e_cut = pooled_output(Transformer(cut_model, EncoderOptions{}).forward(batch, ForwardOutputs{true, false, false}),
+                                       cut_model.config, SafetensorsFile(cut / "model.safetensors"), family);
+      const double want = 1 - cosine(e_full, e_cut);
+      const float got = imp.ablation[static_cast<std::size_t>(l * imp.heads + h)];
+      std::cout << family << " layer " << l << " head " << h << ": ablation " << got << ", two forwards " << want << "\n";
+      EXPECT_NEAR(got, want, 1e-5 + 1e-3 * std::fabs(want)) << family << " layer " << l << " head " << h;
+      EXPECT_GT(want, 1e-6) << "the head changes nothing: the check cannot fail";
+    }
+  }
+}

@@ -487,6 +487,42 @@ RelativePositions Transformer::Impl::relative_positions(int64_t S) const {
   return r;
 }
 
+namespace {
+
+// The encoder families' forward, step by step, for rows of n tokens (their relative positions made once).
+class EncoderSteps : public LayerSteps {
+ public:
+  EncoderSteps(const Transformer::Impl& m, int64_t n) : m_(m), n_(n), rel_(m.relative_positions(n)) {}
+  int64_t layers() const override { return m_.cfg.num_layers; }
+  int64_t heads() const override { return m_.cfg.num_heads; }
+  int64_t head_dim() const override { return m_.cfg.head_dim(); }
+  int64_t hidden() const override { return m_.cfg.hidden_size; }
+  at::Tensor embed(const RowGroup& rows) const override {
+    return m_.embed(rows.ids, rows.types, static_cast<int64_t>(rows.rows.size()), n_);
+  }
+  at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const override {
+    const SelfAttention a = m_.self_attention(m_.layer(li), x, R, n_, rel_);
+    if (!gate.defined()) return at::matmul(a.probs, a.v);
+    return at::matmul(a.probs * gate.view({R, m_.cfg.num_heads, 1, 1}), a.v);
+  }
+  at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const override {
+    return m_.finish_layer(m_.layer(li), m_.merge_heads(ctx), std::move(x));
+  }
+  at::Tensor final_output(const at::Tensor& x) const override { return m_.final_output(x); }
+
+ private:
+  const Transformer::Impl& m_;
+  int64_t n_;
+  RelativePositions rel_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerSteps> Transformer::Impl::steps(int64_t n) const {
+  if (stack) return stack->steps(n);
+  return std::make_unique<EncoderSteps>(*this, n);
+}
+
 Transformer::~Transformer() = default;
 
 const ModelConfig& Transformer::config() const { return impl_->cfg; }

@@ -117,6 +117,25 @@ RowGroup gather_rows(const TokenBatch& batch, const std::vector<int64_t>& rows, 
 
 class LayerStack;  // encoder/layer_stack.hpp
 
+// A forward over R unpadded rows of n tokens, step by step, as the analyses run it (head_importance.cpp's
+// gates, ablation and gradients): one implementation per kind of model (the encoder families', the layer
+// stack's), so that each analysis is written once.
+class LayerSteps {
+ public:
+  virtual ~LayerSteps() = default;
+  virtual int64_t layers() const = 0;
+  virtual int64_t heads() const = 0;     // of every layer
+  virtual int64_t head_dim() const = 0;
+  virtual int64_t hidden() const = 0;
+  virtual at::Tensor embed(const RowGroup& rows) const = 0;  // [R * n, hidden]
+  // Layer li's attention context [R, heads, n, head_dim] from its input x [R * n, hidden], each head's
+  // probabilities multiplied by its gate ([R, heads]) first where `gate` is defined.
+  virtual at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const = 0;
+  // The rest of layer li from that context ([R, heads, n, head_dim], heads side by side): its output.
+  virtual at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const = 0;
+  virtual at::Tensor final_output(const at::Tensor& x) const = 0;  // as the model returns it
+};
+
 struct Transformer::Impl {
   ModelConfig cfg;
   EncoderOptions opt;
@@ -130,6 +149,7 @@ struct Transformer::Impl {
   std::shared_ptr<const LayerStack> stack;  // a model described layer by layer (the decoders) runs here instead
 
   RelativePositions relative_positions(int64_t S) const;  // for rows of S tokens
+  std::unique_ptr<LayerSteps> steps(int64_t n) const;     // the forward's steps for rows of n tokens
   const Layer& layer(int64_t li) const { return layers[static_cast<std::size_t>(cfg.stored_layer(li))]; }
 
   void load(const LoadedModel& model);

@@ -29,40 +29,29 @@ at::Tensor activate(const at::Tensor& x, HeadActivationKind a) {
   return x;
 }
 
-// One layer's attention context [R, heads, n, head_dim] for R unpadded rows of n tokens, each head's
-// probabilities multiplied by its gate first when `gate` ([R, heads]) is given.
-at::Tensor attend(const Transformer::Impl& m, const Layer& L, const at::Tensor& x, int64_t R, int64_t n,
-                  const RelativePositions& rel, const at::Tensor& gate) {
-  const SelfAttention a = m.self_attention(L, x, R, n, rel);
-  if (!gate.defined()) return at::matmul(a.probs, a.v);
-  return at::matmul(a.probs * gate.view({R, m.cfg.num_heads, 1, 1}), a.v);
-}
-
 // D[l][h] for `rows` (all n tokens long) into out [batch][layers][heads].
 void ablate(const Transformer::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows, float* out) {
   c10::InferenceMode guard;
-  const auto& c = m.cfg;
   const int64_t R = static_cast<int64_t>(rows.size()), n = batch.lengths[static_cast<std::size_t>(rows[0])];
-  const int64_t H = c.hidden_size, NH = c.num_heads, D = c.head_dim(), LN = c.num_layers;
+  const auto steps = m.steps(n);
+  const int64_t H = steps->hidden(), NH = steps->heads(), D = steps->head_dim(), LN = steps->layers();
   const RowGroup in = gather_rows(batch, rows, m.device);
-  const RelativePositions rel = m.relative_positions(n);
   std::vector<at::Tensor> inputs, contexts;  // each layer's input and attention context, ungated
-  auto x = m.embed(in.ids, in.types, R, n);
+  auto x = steps->embed(in);
   for (int64_t li = 0; li < LN; ++li) {
     inputs.push_back(x);
-    contexts.push_back(attend(m, m.layer(li), x, R, n, rel, {}));
-    x = m.finish_layer(m.layer(li), m.merge_heads(contexts.back()), x);
+    contexts.push_back(steps->attend(li, x, R, {}));
+    x = steps->finish_layer(li, contexts.back(), x);
   }
-  const auto e = m.final_output(x).view({R, n, H}).mean(1);  // [R, H], the output as the model returns it
+  const auto e = steps->final_output(x).view({R, n, H}).mean(1);  // [R, H], the output as the model returns it
   // Copy h of a layer's context has head h's part zeroed: what xi[l][h] = 0 gives (the other heads'
   // parts times 1, exactly as they were).
   const auto keep = (1 - at::eye(NH, x.options())).view({NH, 1, NH, 1, 1});
   for (int64_t li = 0; li < LN; ++li) {
     auto ctx = (contexts[static_cast<std::size_t>(li)].unsqueeze(0) * keep).reshape({NH * R, NH, n, D});
-    auto y = m.finish_layer(m.layer(li), m.merge_heads(ctx), inputs[static_cast<std::size_t>(li)].repeat({NH, 1}));
-    for (int64_t above = li + 1; above < LN; ++above)
-      y = m.finish_layer(m.layer(above), m.merge_heads(attend(m, m.layer(above), y, NH * R, n, rel, {})), y);
-    const auto e_ablated = m.final_output(y).view({NH, R, n, H}).mean(2);      // [NH, R, H]
+    auto y = steps->finish_layer(li, ctx, inputs[static_cast<std::size_t>(li)].repeat({NH, 1}));
+    for (int64_t above = li + 1; above < LN; ++above) y = steps->finish_layer(above, steps->attend(above, y, NH * R, {}), y);
+    const auto e_ablated = steps->final_output(y).view({NH, R, n, H}).mean(2);      // [NH, R, H]
     const auto d = (1 - at::cosine_similarity(e.unsqueeze(0), e_ablated, -1)).t().contiguous();  // [R, NH]
     const float* dp = d.data_ptr<float>();
     for (int64_t r = 0; r < R; ++r)
@@ -123,12 +112,11 @@ void differentiate(const Transformer::Impl& m, const TokenBatch& batch, std::vec
     }
   c10::AutoGradMode grad(true);
   const RowGroup in = gather_rows(masked_batch, rows, m.device);
-  const RelativePositions rel = m.relative_positions(n);
+  const auto steps = m.steps(n);
   auto gate = at::ones({R, LN, NH}, at::TensorOptions().device(m.device)).set_requires_grad(true);
-  auto x = m.embed(in.ids, in.types, R, n);
-  for (int64_t li = 0; li < LN; ++li)
-    x = m.finish_layer(m.layer(li), m.merge_heads(attend(m, m.layer(li), x, R, n, rel, gate.select(1, li))), x);
-  head_loss(m, m.final_output(x).view({R, n, c.hidden_size}), req, rows, flat_masked, targets, weights).backward();
+  auto x = steps->embed(in);
+  for (int64_t li = 0; li < LN; ++li) x = steps->finish_layer(li, steps->attend(li, x, R, gate.select(1, li)), x);
+  head_loss(m, steps->final_output(x).view({R, n, c.hidden_size}), req, rows, flat_masked, targets, weights).backward();
   const auto g = gate.grad().abs().cpu().contiguous();
   const float* gp = g.data_ptr<float>();
   for (int64_t r = 0; r < R; ++r) std::copy_n(gp + r * LN * NH, LN * NH, out + rows[static_cast<std::size_t>(r)] * LN * NH);
@@ -146,7 +134,8 @@ HeadImportance Transformer::head_importance(const TokenBatch& batch, const Impor
 }
 
 HeadImportance Transformer::Impl::head_importance(const TokenBatch& batch, const ImportanceRequest& req) const {
-  if (stack) throw Error("head importance is not computed for " + cfg.model_type + " models yet");
+  if (stack && req.gradient)
+    throw Error("gradient importance is not computed for " + cfg.model_type + " models yet (ablation is)");
   check_batch(batch);
   const auto B = static_cast<std::size_t>(batch.batch);
   if (req.gradient) {

@@ -271,4 +271,35 @@ EncoderOutput LayerStack::forward(const TokenBatch& batch, ForwardOutputs want) 
   return out;
 }
 
+class StackSteps : public LayerSteps {
+ public:
+  StackSteps(const LayerStack& stack, int64_t n) : s_(stack), n_(n) {}
+  int64_t layers() const override { return s_.cfg_.num_layers; }
+  int64_t heads() const override { return s_.cfg_.layer_spec(0).attention.heads; }
+  int64_t head_dim() const override { return s_.cfg_.layer_spec(0).attention.head_dim; }
+  int64_t hidden() const override { return s_.cfg_.hidden_size; }
+  at::Tensor embed(const RowGroup& rows) const override {
+    return s_.embed(rows.ids, static_cast<int64_t>(rows.rows.size()), n_);
+  }
+  at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const override {
+    const LayerSpec& spec = s_.cfg_.layer_spec(li);
+    const StackLayer& L = s_.layers_[static_cast<std::size_t>(li)];
+    const SelfAttention sa = s_.self_attention(L, spec.attention, L.qkv(s_.norm(spec.norm, L.attn_in, x)).view({R, n_, -1}));
+    if (!gate.defined()) return at::matmul(sa.probs, sa.v);
+    return at::matmul(sa.probs * gate.view({R, spec.attention.heads, 1, 1}), sa.v);
+  }
+  at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const override {
+    const StackLayer& L = s_.layers_[static_cast<std::size_t>(li)];
+    const at::Tensor merged = ctx.permute({0, 2, 1, 3}).reshape({-1, ctx.size(1) * ctx.size(3)});
+    return s_.finish_layer(L, s_.cfg_.layer_spec(li), std::move(x), L.out(merged));
+  }
+  at::Tensor final_output(const at::Tensor& x) const override { return s_.norm(s_.cfg_.final_norm, s_.final_norm_, x); }
+
+ private:
+  const LayerStack& s_;
+  int64_t n_;
+};
+
+std::unique_ptr<LayerSteps> LayerStack::steps(int64_t n) const { return std::make_unique<StackSteps>(*this, n); }
+
 }  // namespace attnscan

@@ -37,6 +37,7 @@ class LayerStack {
  public:
   LayerStack(const LoadedModel& model, const EncoderOptions& options, const at::Device& device);
   EncoderOutput forward(const TokenBatch& batch, ForwardOutputs want) const;
+  std::unique_ptr<LayerSteps> steps(int64_t n) const;  // for rows of n tokens (encoder_impl.hpp)
 
  private:
   at::Tensor embed(const at::Tensor& ids, int64_t B, int64_t S) const;
@@ -56,6 +57,7 @@ class LayerStack {
   // output projection).
   at::Tensor finish_layer(const StackLayer& L, const LayerSpec& s, at::Tensor x, const at::Tensor& a) const;
 
+  friend class StackSteps;
   ModelConfig cfg_;
   EncoderOptions opt_;
   at::Device device_;
