@@ -371,3 +371,45 @@ TEST(DecoderCheckpoints, AblationEqualsAForwardWithoutTheHead) {
     }
   }
 }
+
+// Gradient importance with a decoder's LM head, |dL/d gate| with L the mean next-token cross-entropy of the
+// text, equals HF's: make_decoder_fixtures.py gates each layer's attention weights (after the softmax) in
+// transformers 5.25's eager attention and differentiates HF's own causal LM loss (labels = ids).
+TEST(DecoderCheckpoints, LmGradientImportanceEqualsHuggingFace) {
+  int64_t checked = 0;
+  for (const std::string family : {"gpt2", "llama", "qwen3"}) {
+    const fs::path dir = test::fixture_dir() / "decoders" / family;
+    if (!fs::exists(dir / "reference" / "attention.safetensors")) continue;
+    const SafetensorsFile ref(dir / "reference" / "attention.safetensors");
+    if (!ref.find("lm_grad.0")) GTEST_SKIP() << dir << " has no lm_grad: regenerate it with tests/reference/make_decoder_fixtures.py";
+    const LoadedModel model = load_model(dir / "model");
+    const TaskHead head = load_task_head(model, HeadObjective::Lm);
+    const Transformer transformer(model, EncoderOptions{}, &head);
+    ImportanceRequest req;
+    req.gradient = true;
+    double worst = 0;
+    for (int i = 0; ref.find("lm_grad." + std::to_string(i)); ++i) {
+      const Encoding e = encoding_of(*ref.find("ids." + std::to_string(i)));
+      const HeadImportance imp = transformer.head_importance(TokenBatch::from_encodings({&e}, 0), req);
+      const TensorView& want = *ref.find("lm_grad." + std::to_string(i));
+      for (int64_t k = 0; k < want.numel(); ++k)
+        worst = std::max(worst, std::fabs(double(imp.gradient[static_cast<std::size_t>(k)]) - values(want)[k]) /
+                                    std::max(1e-3, double(values(want)[k])));
+      ++checked;
+    }
+    std::cout << family << " lm gradient importance: max relative |attnscan - HF| " << worst << "\n";
+    EXPECT_LT(worst, 1e-3) << family;
+  }
+  if (checked == 0) GTEST_SKIP() << "decoders/{gpt2,llama,qwen3} missing: made by tests/reference/make_decoder_fixtures.py";
+}
+
+TEST(DecoderCheckpoints, LmObjectiveNeedsADecoder) {
+  const fs::path dir = test::fixture_dir() / "families" / "roberta" / "model";
+  if (!fs::exists(dir / "config.json")) GTEST_SKIP() << dir << " missing: made by tests/reference/make_family_fixtures.py";
+  try {
+    load_task_head(load_model(dir), HeadObjective::Lm);
+    FAIL() << "an encoder got an LM head";
+  } catch (const ModelError& err) {
+    EXPECT_NE(std::string(err.what()).find("importance.gradient lm needs a causal language model"), std::string::npos) << err.what();
+  }
+}

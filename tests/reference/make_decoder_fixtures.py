@@ -18,6 +18,9 @@ attention.safetensors, per text i (its single text, the main input of a decoder)
   attn64.i       float64 [L, H, n, n]    the same forward in float64 throughout (see below)
   hidden.i       float32 [n, hidden]     the base model's last_hidden_state (after the final norm), fp32
   logits_last.i  float32 [vocab]         the LM head's logits at the last position, fp32
+  lm_grad.i      float32 [L, H]          (the first GRADIENT_TEXTS texts) |dL/d gate| of each head's gate, which
+                                         multiplies its attention weights before they meet the values (1 here),
+                                         L the model's next-token cross-entropy (HF's loss with labels = ids)
 and the first BATCH texts in one right-padded batch (pad id in texts.json, attention_mask 0 on pads; real tokens
 keep positions 0..n-1):
   batch_ids      int64 [B, N]; batch_mask int64 [B, N]
@@ -266,6 +269,43 @@ def check(att, windows):
     return out
 
 
+GRADIENT_TEXTS = 4
+
+
+@contextlib.contextmanager
+def gated_attention(gate):
+    """Each layer's attention weights times gate[layer] ([heads]) where HF's eager attention applies dropout to
+    them (after the softmax, before the values): layers call it in order, once each per forward."""
+    import torch
+    original, calls = torch.nn.functional.dropout, [0]
+
+    def dropout(x, *args, **kwargs):
+        if x.dim() == 4 and x.shape[-1] == x.shape[-2] and x.shape[1] == gate.shape[1]:
+            x = x * gate[calls[0] % gate.shape[0]].view(1, -1, 1, 1)
+            calls[0] += 1
+        return original(x, *args, **kwargs)
+
+    torch.nn.functional.dropout = dropout
+    try:
+        yield calls
+    finally:
+        torch.nn.functional.dropout = original
+
+
+def lm_gate_gradient(model, ids):
+    """|dL/d gate| [L, H] at gate = 1, L the next-token cross-entropy of one text (HF's causal LM loss)."""
+    import torch
+    c = model.config
+    layers = getattr(c, "num_hidden_layers", None) or c.n_layer
+    heads = getattr(c, "num_attention_heads", None) or c.n_head
+    gate = torch.ones(layers, heads, requires_grad=True)
+    reset_dynamic_rope(model)
+    with gated_attention(gate) as calls:
+        model(input_ids=ids, labels=ids).loss.backward()
+    assert calls[0] == layers, f"{calls[0]} gated attention calls for {layers} layers"
+    return gate.grad.abs().float().contiguous()
+
+
 def write_reference(model, tok, texts, out, extra=None, batch=BATCH):
     """texts.json + attention.safetensors for model (eval mode, fp32) and the fast tokenizer tok."""
     import torch
@@ -312,6 +352,8 @@ def write_reference(model, tok, texts, out, extra=None, batch=BATCH):
                                             (att[i, :, :, :n, :n] - tensors[f"attn.{i}"]).abs().max().item())
         tensors["batch_ids"] = ids
         tensors["batch_mask"] = mask
+    for i in range(min(GRADIENT_TEXTS, len(texts))):
+        tensors[f"lm_grad.{i}"] = lm_gate_gradient(model, tensors[f"ids.{i}"].clone().unsqueeze(0))  # outside inference mode
     os.makedirs(out, exist_ok=True)
     save_file(tensors, os.path.join(out, "attention.safetensors"))
     doc = {**(extra or {}), "settings": settings(model.config), "padding_side": "right", "pad_token_id": pad,

@@ -85,8 +85,9 @@ const std::vector<Option>& table() {
        "scores/importance/ablation (docs/analyses.md)"},
       {"importance.gradient", Kind::Choice, "none",
        "per example and head: |dL/d gate| (Michel et al. 2019) with L the loss of the checkpoint's classification "
-       "head (dataset.label: the class) or its mlm head, in scores/importance/gradient; none: not computed",
-       {"none", "classification", "mlm"}},
+       "head (dataset.label: the class), its mlm head, or a decoder's LM head (lm: the mean next-token cross-entropy "
+       "over the text), in scores/importance/gradient; none: not computed",
+       {"none", "classification", "mlm", "lm"}},
       {"importance.every", Kind::Int, "1", "compute importance for rows whose index is a multiple of k", {}, 1, 1 << 30},
       {"importance.mlm_every", Kind::Int, "7",
        "mlm objective: mask the content tokens whose number (0, 1, ... in order, specials not counted) is a multiple of k",

@@ -61,11 +61,17 @@ void ablate(const Transformer::Impl& m, const TokenBatch& batch, const std::vect
 
 // The task head's summed loss over the rows: each row's own loss (HF's, for that row alone), so that
 // d(sum)/d(gate of row r) = d(loss of r)/d(its gate).
-at::Tensor head_loss(const Transformer::Impl& m, const at::Tensor& hidden /*[R, n, H]*/, const ImportanceRequest& req,
-                     const std::vector<int64_t>& rows, const std::vector<int64_t>& flat_masked,
+at::Tensor head_loss(const Transformer::Impl& m, const at::Tensor& hidden /*[R, n, H]*/, const at::Tensor& ids /*[R * n]*/,
+                     const ImportanceRequest& req, const std::vector<int64_t>& rows, const std::vector<int64_t>& flat_masked,
                      const std::vector<int64_t>& targets, const std::vector<float>& weights) {
   const HeadTensors& h = *m.head;
   auto opts = at::TensorOptions().dtype(at::kLong);
+  if (h.head.objective == HeadObjective::Lm) {  // each row's mean cross-entropy of the token after each token
+    const int64_t R = hidden.size(0), n = hidden.size(1);
+    const at::Tensor logits = at::linear(hidden.narrow(1, 0, n - 1), h.out_w).reshape({R * (n - 1), -1});
+    const at::Tensor next = ids.view({R, n}).narrow(1, 1, n - 1).reshape({-1});
+    return at::cross_entropy_loss(logits, next, {}, at::Reduction::None).view({R, n - 1}).mean(1).sum();
+  }
   if (h.head.objective == HeadObjective::Classification) {
     std::vector<int64_t> labels;
     for (auto r : rows) labels.push_back(req.labels[static_cast<std::size_t>(r)]);
@@ -91,6 +97,7 @@ void differentiate(const Transformer::Impl& m, const TokenBatch& batch, std::vec
   const auto& c = m.cfg;
   const int64_t n = batch.lengths[static_cast<std::size_t>(rows[0])], NH = c.num_heads, LN = c.num_layers;
   const bool mlm = m.head->head.objective == HeadObjective::Mlm;
+  if (m.head->head.objective == HeadObjective::Lm && n < 2) return;  // no next token: no loss
   if (mlm)  // a row with nothing masked has no loss
     rows.erase(std::remove_if(rows.begin(), rows.end(), [&](int64_t r) { return req.masked[static_cast<std::size_t>(r)].empty(); }),
                rows.end());
@@ -116,7 +123,7 @@ void differentiate(const Transformer::Impl& m, const TokenBatch& batch, std::vec
   auto gate = at::ones({R, LN, NH}, at::TensorOptions().device(m.device)).set_requires_grad(true);
   auto x = steps->embed(in);
   for (int64_t li = 0; li < LN; ++li) x = steps->finish_layer(li, steps->attend(li, x, R, gate.select(1, li)), x);
-  head_loss(m, steps->final_output(x).view({R, n, c.hidden_size}), req, rows, flat_masked, targets, weights).backward();
+  head_loss(m, steps->final_output(x).view({R, n, c.hidden_size}), in.ids, req, rows, flat_masked, targets, weights).backward();
   const auto g = gate.grad().abs().cpu().contiguous();
   const float* gp = g.data_ptr<float>();
   for (int64_t r = 0; r < R; ++r) std::copy_n(gp + r * LN * NH, LN * NH, out + rows[static_cast<std::size_t>(r)] * LN * NH);
@@ -134,8 +141,6 @@ HeadImportance Transformer::head_importance(const TokenBatch& batch, const Impor
 }
 
 HeadImportance Transformer::Impl::head_importance(const TokenBatch& batch, const ImportanceRequest& req) const {
-  if (stack && req.gradient)
-    throw Error("gradient importance is not computed for " + cfg.model_type + " models yet (ablation is)");
   check_batch(batch);
   const auto B = static_cast<std::size_t>(batch.batch);
   if (req.gradient) {

@@ -89,15 +89,43 @@ std::map<std::string, int64_t> read_label2id(const LoadedModel& model) {
 
 }  // namespace
 
-const char* to_string(HeadObjective o) { return o == HeadObjective::Classification ? "classification" : "mlm"; }
+const char* to_string(HeadObjective o) {
+  switch (o) {
+    case HeadObjective::Classification: return "classification";
+    case HeadObjective::Mlm: return "mlm";
+    case HeadObjective::Lm: return "lm";
+  }
+  return "";
+}
 
 std::optional<HeadObjective> head_objective_named(const std::string& name) {
   if (name == "classification") return HeadObjective::Classification;
   if (name == "mlm") return HeadObjective::Mlm;
+  if (name == "lm") return HeadObjective::Lm;
   return std::nullopt;
 }
 
+TaskHead load_lm_head(const LoadedModel& model) {
+  const ModelConfig& c = model.config;
+  if (!c.described_by_layers())
+    throw ModelError(model.files.config_json.string() + ": importance.gradient lm needs a causal language model (a decoder: " +
+                     "gpt2, llama, mistral, qwen2, qwen3, gemma3_text, gpt_neox); model_type '" + c.model_type +
+                     "' has none (its objectives: classification, mlm)");
+  const ModelWeights& w = *model.weights;
+  if (!w.has(tensor_roles::kLmHead) && !c.tied_lm_head)
+    throw ModelError(w.where() + ": no LM head in this checkpoint (tie_word_embeddings is false and the LM head's weight is "
+                     "missing); importance.gradient lm needs a checkpoint that carries one");
+  TaskHead h;
+  h.objective = HeadObjective::Lm;
+  h.out_w = w.has(tensor_roles::kLmHead) ? &w.get(tensor_roles::kLmHead) : &w.get(tensor_roles::kTokens);
+  h.outputs = c.vocab_size;
+  h.description = std::string("LM head (") + (w.has(tensor_roles::kLmHead) ? "its own weight" : "tied to the token embeddings") +
+                  ", " + std::to_string(h.outputs) + " tokens)";
+  return h;
+}
+
 TaskHead load_task_head(const LoadedModel& model, HeadObjective objective) {
+  if (objective == HeadObjective::Lm) return load_lm_head(model);
   const ModelFamily& family = find_family(model.config.model_type, model.files.config_json);
   const TaskHeadSpec& spec = objective == HeadObjective::Classification ? family.classification : family.mlm;
   const ModelWeights& file = *model.weights;

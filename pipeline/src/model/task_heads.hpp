@@ -11,8 +11,9 @@
 namespace attnscan {
 
 // The loss gradient importance differentiates.
-enum class HeadObjective { Classification, Mlm };
-const char* to_string(HeadObjective o);                          // "classification" | "mlm"
+// Lm: a decoder's next-token cross-entropy over the text through its LM head (tied or its own).
+enum class HeadObjective { Classification, Mlm, Lm };
+const char* to_string(HeadObjective o);                          // "classification" | "mlm" | "lm"
 std::optional<HeadObjective> head_objective_named(const std::string& name);  // the inverse
 
 enum class HeadActivationKind { Tanh, Relu, GeluErf, GeluTanh };
@@ -35,6 +36,9 @@ struct TaskHead {
 // checkpoint has none, or when their shapes do not fit the encoder. A classification head with one
 // output (a regression head) is refused.
 TaskHead load_task_head(const LoadedModel& model, HeadObjective objective);
+// A decoder's LM head: out_w the lm_head role, or the token embeddings where tied; a ModelError naming the
+// config for a model that is no decoder.
+TaskHead load_lm_head(const LoadedModel& model);
 
 // The class index of an example's label for a classification head: an integer in [0, outputs), or a
 // name in config.json's label2id. nullopt when it is neither.
