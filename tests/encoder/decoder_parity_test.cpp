@@ -413,3 +413,29 @@ TEST(DecoderCheckpoints, LmObjectiveNeedsADecoder) {
     EXPECT_NE(std::string(err.what()).find("importance.gradient lm needs a causal language model"), std::string::npos) << err.what();
   }
 }
+
+// Value zeroing on decoders equals HF's: make_decoder_fixtures.py zeroes column j of one layer's attention
+// weights in transformers 5.25's eager attention (token j's value vectors, as they meet the weights) and takes
+// 1 - cos of that layer's outputs, rows divided by their sum (GPT-2; Gemma 3 with sandwich norms and windows).
+TEST(DecoderCheckpoints, ValueZeroingEqualsHuggingFace) {
+  int64_t checked = 0;
+  for (const std::string family : {"gpt2", "gemma3_text"}) {
+    const fs::path dir = test::fixture_dir() / "decoders" / family;
+    if (!fs::exists(dir / "reference" / "attention.safetensors")) continue;
+    const SafetensorsFile ref(dir / "reference" / "attention.safetensors");
+    const TensorView* want = ref.find("value_zeroing.0");
+    if (!want) GTEST_SKIP() << dir << " has no value_zeroing: regenerate it with tests/reference/make_decoder_fixtures.py";
+    const Transformer transformer(load_model(dir / "model"), EncoderOptions{});
+    const Encoding e = encoding_of(*ref.find("ids.0"));
+    MixingRequest req;
+    req.value_zeroing = true;
+    const ContextMixing mix = transformer.context_mixing(TokenBatch::from_encodings({&e}, 0), req);
+    const auto* w = reinterpret_cast<const double*>(want->data);
+    double worst = 0;
+    for (int64_t k = 0; k < want->numel(); ++k) worst = std::max(worst, std::fabs(mix.value_zeroing[0][static_cast<std::size_t>(k)] - w[k]));
+    std::cout << family << " value zeroing: max |attnscan - HF| " << worst << "\n";
+    EXPECT_LT(worst, 1e-4) << family;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "decoders/{gpt2,gemma3_text} missing: made by tests/reference/make_decoder_fixtures.py";
+}

@@ -21,6 +21,9 @@ attention.safetensors, per text i (its single text, the main input of a decoder)
   lm_grad.i      float32 [L, H]          (the first GRADIENT_TEXTS texts) |dL/d gate| of each head's gate, which
                                          multiplies its attention weights before they meet the values (1 here),
                                          L the model's next-token cross-entropy (HF's loss with labels = ids)
+  value_zeroing.0 float64 [L, n, n]      (VALUE_ZEROING_FAMILIES, text 0) value zeroing: 1 - cos(y_i, y_i^(-j)) of each layer's
+                                         output with token j's value vectors zeroed in that layer only (its
+                                         attention weights' column j set to 0), rows divided by their sum
 and the first BATCH texts in one right-padded batch (pad id in texts.json, attention_mask 0 on pads; real tokens
 keep positions 0..n-1):
   batch_ids      int64 [B, N]; batch_mask int64 [B, N]
@@ -269,19 +272,22 @@ def check(att, windows):
     return out
 
 
-GRADIENT_TEXTS = 4
+GRADIENT_TEXTS = 4  # the random families' first texts get lm_grad; value_zeroing the first text of these:
+VALUE_ZEROING_FAMILIES = ("gpt2", "gemma3_text")  # n forwards per layer each
 
 
 @contextlib.contextmanager
-def gated_attention(gate):
-    """Each layer's attention weights times gate[layer] ([heads]) where HF's eager attention applies dropout to
-    them (after the softmax, before the values): layers call it in order, once each per forward."""
+def gated_attention(gate, columns=False):
+    """Each layer's attention weights times gate[layer] ([heads], or with columns [heads, keys]) where HF's eager
+    attention applies dropout to them (after the softmax, before the values): layers call it in order, once
+    each per forward."""
     import torch
     original, calls = torch.nn.functional.dropout, [0]
 
     def dropout(x, *args, **kwargs):
         if x.dim() == 4 and x.shape[-1] == x.shape[-2] and x.shape[1] == gate.shape[1]:
-            x = x * gate[calls[0] % gate.shape[0]].view(1, -1, 1, 1)
+            g = gate[calls[0] % gate.shape[0]]
+            x = x * (g.view(1, -1, 1, g.shape[-1]) if columns else g.view(1, -1, 1, 1))
             calls[0] += 1
         return original(x, *args, **kwargs)
 
@@ -290,6 +296,43 @@ def gated_attention(gate):
         yield calls
     finally:
         torch.nn.functional.dropout = original
+
+
+def value_zeroing_reference(model, ids):
+    """[L, n, n] float64: per layer l, 1 - cos(y_i, y_i^(-j)) of layer l's output with token j's value vectors
+    zeroed in layer l (its weights' column j at 0: the weights meet the values right after), rows normalised."""
+    import torch
+    base = model.base_model
+    blocks = getattr(base, "layers", None) or base.h
+    layers, n = len(blocks), ids.shape[1]
+    heads = getattr(model.config, "num_attention_heads", None) or model.config.n_head
+    captured = {}
+
+    def capture(layer):
+        def hook(module, args, output):
+            captured[layer] = (output[0] if isinstance(output, tuple) else output).detach().double()
+        return hook
+
+    handles = [b.register_forward_hook(capture(layer)) for layer, b in enumerate(blocks)]
+    try:
+        with torch.no_grad():
+            reset_dynamic_rope(model)
+            base(input_ids=ids)
+            y = dict(captured)
+            out = torch.zeros(layers, n, n, dtype=torch.float64)
+            for layer in range(layers):
+                for j in range(n):
+                    gate = torch.ones(layers, heads, n, dtype=torch.float32)
+                    gate[layer, :, j] = 0
+                    reset_dynamic_rope(model)
+                    with gated_attention(gate, columns=True):
+                        base(input_ids=ids)
+                    out[layer, :, j] = 1 - torch.nn.functional.cosine_similarity(y[layer][0], captured[layer][0], dim=-1)
+    finally:
+        for h in handles:
+            h.remove()
+    sums = out.sum(-1, keepdim=True)
+    return torch.where(sums > 0, out / sums, torch.zeros_like(out)).contiguous()
 
 
 def lm_gate_gradient(model, ids):
@@ -352,8 +395,11 @@ def write_reference(model, tok, texts, out, extra=None, batch=BATCH):
                                             (att[i, :, :, :n, :n] - tensors[f"attn.{i}"]).abs().max().item())
         tensors["batch_ids"] = ids
         tensors["batch_mask"] = mask
-    for i in range(min(GRADIENT_TEXTS, len(texts))):
+    family = (extra or {}).get("family")
+    for i in range(min(GRADIENT_TEXTS, len(texts)) if family != "smollm2" else 0):
         tensors[f"lm_grad.{i}"] = lm_gate_gradient(model, tensors[f"ids.{i}"].clone().unsqueeze(0))  # outside inference mode
+    if family in VALUE_ZEROING_FAMILIES:
+        tensors["value_zeroing.0"] = value_zeroing_reference(model, tensors["ids.0"].clone().unsqueeze(0))
     os.makedirs(out, exist_ok=True)
     save_file(tensors, os.path.join(out, "attention.safetensors"))
     doc = {**(extra or {}), "settings": settings(model.config), "padding_side": "right", "pad_token_id": pad,

@@ -35,9 +35,9 @@ at::Tensor normalise_rows(const at::Tensor& m) {
 
 // [R, n(i), n(j)]: 1 - cos(y_i, y_i^(-j)), y^(-j) the layer's output with token j's value vectors
 // zeroed in every head; the variants of a block of j go through the layer together.
-at::Tensor value_zeroing(const Transformer::Impl& m, const Layer& L, const SelfAttention& a, const at::Tensor& x,
+at::Tensor value_zeroing(const LayerSteps& steps, int64_t li, const SelfAttention& a, const at::Tensor& x,
                          const at::Tensor& y, int64_t R, int64_t n) {
-  const int64_t H = m.cfg.hidden_size;
+  const int64_t H = steps.hidden();
   const int64_t J = std::max<int64_t>(1, kMixingTokens / (R * n));
   // In double: where y_i barely moves, cos is 1 - 1e-6 or closer, below float's resolution.
   auto out = at::empty({n, R, n}, y.options().dtype(at::kDouble));  // [j][row][i]
@@ -48,7 +48,7 @@ at::Tensor value_zeroing(const Transformer::Impl& m, const Layer& L, const SelfA
     auto keep = 1 - at::eye(n, y.options()).narrow(0, j0, count);                 // [count, n]
     auto v = a.v.unsqueeze(0) * keep.view({count, 1, 1, n, 1});                     // [count, R, NH, n, D]
     auto ctx = at::matmul(a.probs.unsqueeze(0), v).flatten(0, 1);                   // [count * R, NH, n, D]
-    auto zeroed = m.finish_layer(L, m.merge_heads(ctx), x.repeat({count, 1})).view({count, R, n, H});
+    auto zeroed = steps.finish_layer(li, ctx, x.repeat({count, 1})).view({count, R, n, H});
     out.narrow(0, j0, count).copy_(1 - at::cosine_similarity(y_rows, zeroed.to(at::kDouble), -1));
   }
   return out.permute({1, 2, 0});
@@ -82,22 +82,29 @@ at::Tensor alti(const Transformer::Impl& m, const Layer& L, const SelfAttention&
   return out;
 }
 
-// Both maps of every layer for one group of equal-length rows.
+// Both maps of every layer for one group of equal-length rows (ALTI: the encoder families' post-norm layers).
 void mix(const Transformer::Impl& m, const TokenBatch& batch, const std::vector<int64_t>& rows,
          const MixingRequest& req, ContextMixing& out) {
   c10::InferenceMode guard;
   const RowGroup g = gather_rows(batch, rows, m.device);
-  const int64_t R = static_cast<int64_t>(rows.size()), n = g.n, LN = m.cfg.num_layers;
-  const RelativePositions rel = m.relative_positions(n);
-  auto x = m.embed(g.ids, g.types, R, n);
+  const int64_t R = static_cast<int64_t>(rows.size()), n = g.n;
+  const auto steps = m.steps(n);
+  const int64_t LN = steps->layers();
+  auto x = steps->embed(g);
   for (int64_t li = 0; li < LN; ++li) {
-    const Layer& L = m.layer(li);
-    const SelfAttention a = m.self_attention(L, x, R, n, rel);
-    const auto pre = m.attention_residual(L, m.merge_heads(at::matmul(a.probs, a.v)), x);
-    const auto y1 = m.cfg.pre_norm ? pre : m.attention_norm(L, pre);  // pre-norm: the FFN's norm comes inside it
-    const auto y = m.feed_forward(L, y1);
-    if (req.value_zeroing) store_layer(normalise_rows(value_zeroing(m, L, a, x, y, R, n)), g, li, out.value_zeroing, LN);
-    if (req.alti) store_layer(normalise_rows(alti(m, L, a, x, pre, y1, R, n)), g, li, out.alti, LN);
+    const SelfAttention a = steps->attention(li, x, R);
+    const at::Tensor ctx = at::matmul(a.probs, a.v);
+    at::Tensor y;
+    if (req.alti) {  // the attention block's output before and after its LayerNorm, which ALTI decomposes
+      const Layer& L = m.layer(li);
+      const auto pre = m.attention_residual(L, m.merge_heads(ctx), x);
+      const auto y1 = m.cfg.pre_norm ? pre : m.attention_norm(L, pre);  // pre-norm: the FFN's norm comes inside it
+      y = m.feed_forward(L, y1);
+      store_layer(normalise_rows(alti(m, L, a, x, pre, y1, R, n)), g, li, out.alti, LN);
+    } else {
+      y = steps->finish_layer(li, ctx, x);
+    }
+    if (req.value_zeroing) store_layer(normalise_rows(value_zeroing(*steps, li, a, x, y, R, n)), g, li, out.value_zeroing, LN);
     x = y;
   }
 }
@@ -114,7 +121,8 @@ ContextMixing Transformer::context_mixing(const TokenBatch& batch, const MixingR
 }
 
 ContextMixing Transformer::Impl::context_mixing(const TokenBatch& batch, const MixingRequest& req) const {
-  if (stack) throw Error("context mixing (value zeroing, ALTI) is not computed for " + cfg.model_type + " models yet");
+  if (stack && req.alti)
+    throw Error("ALTI decomposes layers that normalise after the residual; " + cfg.model_type + " normalises before it");
   check_batch(batch);
   set_compute_threads(opt.threads);
   ContextMixing out;

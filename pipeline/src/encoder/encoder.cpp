@@ -500,10 +500,8 @@ class EncoderSteps : public LayerSteps {
   at::Tensor embed(const RowGroup& rows) const override {
     return m_.embed(rows.ids, rows.types, static_cast<int64_t>(rows.rows.size()), n_);
   }
-  at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const override {
-    const SelfAttention a = m_.self_attention(m_.layer(li), x, R, n_, rel_);
-    if (!gate.defined()) return at::matmul(a.probs, a.v);
-    return at::matmul(a.probs * gate.view({R, m_.cfg.num_heads, 1, 1}), a.v);
+  SelfAttention attention(int64_t li, const at::Tensor& x, int64_t R) const override {
+    return m_.self_attention(m_.layer(li), x, R, n_, rel_);
   }
   at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const override {
     return m_.finish_layer(m_.layer(li), m_.merge_heads(ctx), std::move(x));

@@ -128,9 +128,14 @@ class LayerSteps {
   virtual int64_t head_dim() const = 0;
   virtual int64_t hidden() const = 0;
   virtual at::Tensor embed(const RowGroup& rows) const = 0;  // [R * n, hidden]
-  // Layer li's attention context [R, heads, n, head_dim] from its input x [R * n, hidden], each head's
-  // probabilities multiplied by its gate ([R, heads]) first where `gate` is defined.
-  virtual at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const = 0;
+  // Layer li's attention probabilities and value vectors (one per query head) from its input x [R * n, hidden].
+  virtual SelfAttention attention(int64_t li, const at::Tensor& x, int64_t R) const = 0;
+  // Layer li's attention context [R, heads, n, head_dim], each head's probabilities multiplied by its gate
+  // ([R, heads]) first where `gate` is defined.
+  at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const {
+    const SelfAttention a = attention(li, x, R);
+    return at::matmul(gate.defined() ? a.probs * gate.view({R, heads(), 1, 1}) : a.probs, a.v);
+  }
   // The rest of layer li from that context ([R, heads, n, head_dim], heads side by side): its output.
   virtual at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const = 0;
   virtual at::Tensor final_output(const at::Tensor& x) const = 0;  // as the model returns it

@@ -281,12 +281,10 @@ class StackSteps : public LayerSteps {
   at::Tensor embed(const RowGroup& rows) const override {
     return s_.embed(rows.ids, static_cast<int64_t>(rows.rows.size()), n_);
   }
-  at::Tensor attend(int64_t li, const at::Tensor& x, int64_t R, const at::Tensor& gate) const override {
+  SelfAttention attention(int64_t li, const at::Tensor& x, int64_t R) const override {
     const LayerSpec& spec = s_.cfg_.layer_spec(li);
     const StackLayer& L = s_.layers_[static_cast<std::size_t>(li)];
-    const SelfAttention sa = s_.self_attention(L, spec.attention, L.qkv(s_.norm(spec.norm, L.attn_in, x)).view({R, n_, -1}));
-    if (!gate.defined()) return at::matmul(sa.probs, sa.v);
-    return at::matmul(sa.probs * gate.view({R, spec.attention.heads, 1, 1}), sa.v);
+    return s_.self_attention(L, spec.attention, L.qkv(s_.norm(spec.norm, L.attn_in, x)).view({R, n_, -1}));
   }
   at::Tensor finish_layer(int64_t li, const at::Tensor& ctx, at::Tensor x) const override {
     const StackLayer& L = s_.layers_[static_cast<std::size_t>(li)];

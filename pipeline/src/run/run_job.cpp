@@ -251,7 +251,7 @@ int run_job(const RunRequest& req, const std::atomic<bool>& stop, std::ostream& 
   dro.stop = &stop;
   const DetectorRunner runner(detectors, dro);
   PipelineSettings ps = pipeline_settings(req, layout, runner, inflight);
-  if (ps.mixing.alti && model.config.pre_norm)  // its decomposition is that of a LayerNorm after the residual
+  if (ps.mixing.alti && (model.config.pre_norm || model.config.described_by_layers()))  // its decomposition is that of a LayerNorm after the residual
     throw Error("output.alti (or a detector's map: alti/alti_rollout): ALTI decomposes layers that normalise after "
                 "the attention's residual; model_type '" + model.config.model_type +
                 "' normalises before it (pre-norm), which ALTI does not cover; output.value_zeroing works on it");
