@@ -21,6 +21,15 @@ void read_sizes(const nlohmann::json& j, const std::filesystem::path& file, Mode
   c.absolute_positions = false;
 }
 
+void summarise(ModelConfig& c, const std::string& activation_name, bool tied_lm_head) {
+  const LayerSpec& first = c.layer_spec(0);
+  c.final_norm = first.norm;
+  c.layer_norm_eps = first.norm.eps;
+  c.activation = first.ffn.activation;
+  c.activation_name = activation_name;
+  c.tied_lm_head = tied_lm_head;
+}
+
 RopeSpec read_rope(const nlohmann::json& params, double theta, int64_t head_dim, const std::filesystem::path& file,
                    const std::string& where) {
   if (!params.is_object()) refuse(file, where, "must be an object");

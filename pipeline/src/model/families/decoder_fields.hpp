@@ -22,6 +22,10 @@ struct SizeFields {
 };
 void read_sizes(const nlohmann::json& j, const std::filesystem::path& file, ModelConfig& c, const SizeFields& names = {});
 
+// The model-wide fields from the layer specs: the final norm as the layers' norm (before the LM head), its
+// eps, the activation (for the summary line) and whether the LM head is the token embeddings.
+void summarise(ModelConfig& c, const std::string& activation_name, bool tied_lm_head);
+
 // Rotary positions from a parameter object ({"rope_type": ..., "rope_theta": ..., "factor": ...}) of a
 // head of head_dim; `theta` where the object names none. `where` names the field in messages.
 RopeSpec read_rope(const nlohmann::json& params, double theta, int64_t head_dim, const std::filesystem::path& file,

@@ -42,11 +42,8 @@ ModelConfig read_gpt2(const nlohmann::json& j, const std::filesystem::path& file
     if (by_layer) a.scale /= static_cast<double>(l + 1);
     c.layer_specs.push_back({a, norm, ffn});
   }
-  c.final_norm = norm;
-  c.layer_norm_eps = norm.eps;
-  c.activation = ffn.activation;
-  c.activation_name = field_or<std::string>(j, file, "activation_function", "gelu_new");
-  c.tied_lm_head = field_or<bool>(j, file, "tie_word_embeddings", true);
+  decoder_fields::summarise(c, field_or<std::string>(j, file, "activation_function", "gelu_new"),
+                            field_or<bool>(j, file, "tie_word_embeddings", true));
   return c;
 }
 

@@ -32,12 +32,8 @@ ModelConfig read_gpt_neox(const nlohmann::json& j, const std::filesystem::path& 
   ffn.activation = decoder_fields::read_activation(j, file, "hidden_act", "gelu");
   ffn.intermediate = c.intermediate_size;
   c.layer_specs.assign(static_cast<std::size_t>(c.num_layers), LayerSpec{a, norm, ffn});
-  c.final_norm = norm;
-  c.final_norm.placement = NormPlacement::Pre;
-  c.layer_norm_eps = norm.eps;
-  c.activation = ffn.activation;
-  c.activation_name = field_or<std::string>(j, file, "hidden_act", "gelu");
-  c.tied_lm_head = field_or<bool>(j, file, "tie_word_embeddings", false);
+  decoder_fields::summarise(c, field_or<std::string>(j, file, "hidden_act", "gelu"),
+                            field_or<bool>(j, file, "tie_word_embeddings", false));
   return c;
 }
 

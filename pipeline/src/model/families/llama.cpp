@@ -40,11 +40,8 @@ ModelConfig read_llama_like(const nlohmann::json& j, const std::filesystem::path
   ffn.intermediate = c.intermediate_size;
   ffn.bias = field_or<bool>(j, file, "mlp_bias", false);
   c.layer_specs.assign(static_cast<std::size_t>(c.num_layers), LayerSpec{a, norm, ffn});
-  c.final_norm = norm;
-  c.layer_norm_eps = norm.eps;
-  c.activation = ffn.activation;
-  c.activation_name = field_or<std::string>(j, file, "hidden_act", "silu");
-  c.tied_lm_head = field_or<bool>(j, file, "tie_word_embeddings", false);
+  decoder_fields::summarise(c, field_or<std::string>(j, file, "hidden_act", "silu"),
+                            field_or<bool>(j, file, "tie_word_embeddings", false));
   return c;
 }
 
