@@ -50,14 +50,25 @@ def parts(model, layer):
     return block, block.attention.self.value, block.attention.output.dense, block.attention.output.LayerNorm
 
 
-def run_layer(model, block, x):
+def whole_model_layer(model, block, inputs):
+    """The layer's output [1, n, hidden] from a run of the whole model on `inputs` (the hooks set on the layer's
+    parts then act in that layer only; the layers below, and so its input, are unchanged): for layers whose
+    call signature changes between transformers versions (ModernBERT)."""
+    captured = {}
+    handle = block.register_forward_hook(lambda _m, _a, o: captured.__setitem__("y", o[0] if isinstance(o, tuple) else o))
+    try:
+        model(**inputs)
+    finally:
+        handle.remove()
+    return captured["y"]
+
+
+def run_layer(model, block, x, inputs=None):
     """The layer's output for input x [1, n, hidden], as the encoder calls it."""
     if model.config.model_type == "mpnet":
         return block(x, position_bias=model.encoder.compute_position_bias(x))[0]
     if model.config.model_type == "modernbert":
-        n = x.shape[1]
-        mask, window = model._update_attention_mask(torch.ones((1, n), dtype=torch.long), output_attentions=True)
-        return block(x, attention_mask=mask, sliding_window_mask=window, position_ids=torch.arange(n).unsqueeze(0))[0]
+        return whole_model_layer(model, block, inputs)
     if model.config.model_type == "deberta-v2":  # the layer returns its output alone
         mask = model.encoder.get_attention_mask(torch.ones(x.shape[:2], dtype=torch.long))
         return block(x, mask, rel_embeddings=model.encoder.get_rel_embedding())
@@ -66,13 +77,13 @@ def run_layer(model, block, x):
     return block(x)[0]
 
 
-def value_zeroing(model, hidden):
+def value_zeroing(model, hidden, inputs):
     out = []
     for layer in range(model.config.num_hidden_layers):
         block, value, _, _ = parts(model, layer)
         x = hidden[layer]
         n = x.shape[1]
-        y = run_layer(model, block, x)[0]
+        y = run_layer(model, block, x, inputs)[0]
         vz = np.zeros((n, n))
         for j in range(n):
             def zero_j(_module, _inputs, output, j=j):
@@ -84,7 +95,7 @@ def value_zeroing(model, hidden):
                 return output
             handle = value.register_forward_hook(zero_j)
             try:
-                yj = run_layer(model, block, x)[0]
+                yj = run_layer(model, block, x, inputs)[0]
             finally:
                 handle.remove()
             vz[:, j] = (1 - torch.nn.functional.cosine_similarity(y, yj, dim=-1)).numpy()
@@ -139,7 +150,7 @@ def main():
             enc = {k: v for k, v in enc.items() if k in accepted}  # DistilBERT takes no token types
             result = model(**enc, output_hidden_states=True, output_attentions=True)
             out[f"ids.{k}"] = enc["input_ids"][0].numpy()
-            out[f"vz.{k}"] = value_zeroing(model, result.hidden_states)
+            out[f"vz.{k}"] = value_zeroing(model, result.hidden_states, enc)
             if model.config.model_type != "modernbert":  # ALTI's decomposition is of post-LN layers
                 out[f"alti.{k}"], out[f"rollout.{k}"], out[f"check.{k}"] = alti(model, result.hidden_states,
                                                                                  result.attentions)

@@ -619,11 +619,12 @@ def test_every_family_runs_shards_merges_and_reports():
 
 
 def reference_python(venv="tools-venv"):
-    """A reference venv's python (transformers; modernbert-venv: transformers 4.48 for ModernBERT), or Skip."""
+    """A reference venv's python (tools-venv: transformers 4.40.2; peer-venv: transformers 5.25 for ModernBERT), or
+    Skip."""
     cache = os.environ.get("ATTNSCAN_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "attnscan")
     python = os.path.join(cache, venv, "bin", "python")
-    if subprocess.run([python, "-c", "import transformers"], capture_output=True).returncode != 0:
+    if not os.path.exists(python) or subprocess.run([python, "-c", "import transformers"], capture_output=True).returncode != 0:
         raise Skip(f"reference venv with transformers not found at {python} (scripts/setup.sh test makes it)")
     return python
 
@@ -753,7 +754,7 @@ def modernbert_value_zeroing():
     assert not os.path.exists(target) and "Traceback" not in p.stderr
     run("run", *base, "--set", "output.value_zeroing=true", "-o", target)
     with h5py.File(target, "r") as f:
-        hf = hf_reference(f, reference_python("modernbert-venv"), "hf_context_mixing.py", model, "mix_modernbert")
+        hf = hf_reference(f, reference_python("peer-venv"), "hf_context_mixing.py", model, "mix_modernbert")
         L, worst = int(f["attention"].attrs["model_layers"]), 0.0
         for i in range(len(f["examples/index"])):
             t, n = int(f["examples/token_offset"][i]), int(f["examples/n_tokens"][i])
