@@ -2178,6 +2178,10 @@ def decoder_end_to_end(model, name, rows, want_ranges, data=STSB_DEV):
     text = run("heads", single, "--top", "2").stdout
     assert "next_token/next_token\n  undefined: no head has a score on any example" in text, text
     assert "nan" not in text.split("prev_token/prev_token")[0], text  # no ranked NaN rows
+    plotted = run("plot", single, "-o", out(f"{name}_plot")).stdout
+    assert "next_token/next_token: undefined on every example (every score NaN), no figure" in plotted, plotted
+    assert sorted(os.listdir(out(f"{name}_plot"))) == ["entropy-entropy-heatmap.svg", "entropy-entropy-per-layer.svg",
+                                                      "prev_token-prev_token-heatmap.svg", "prev_token-prev_token-per-layer.svg"]
     with h5py.File(single, "r") as f:
         assert np.isnan(f["scores/next_token/next_token/values"][...]).all()
         assert np.isfinite(f["scores/prev_token/prev_token/values"][...]).any()

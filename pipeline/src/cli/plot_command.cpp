@@ -1,4 +1,5 @@
 // `attnscan plot RESULT.h5 -o DIR`: SVG figures for papers, without a browser.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <iostream>
 
@@ -82,6 +83,12 @@ int plot_command(const std::vector<std::string>& args) {
   } else {
     for (const auto& so : outputs) {
       const HeadStats stats = result.stats(so);
+      if (std::all_of(stats.count.begin(), stats.count.end(), [](float c) { return !(c > 0); })) {
+        // No head has a score (next_token on a causal model, NaN by design): a figure of nothing would read as
+        // numbers, so a line says why there is none.
+        std::cout << so.key() << ": undefined on every example (every score NaN), no figure\n";
+        continue;
+      }
       const std::string base = file_safe(so.detector) + "-" + file_safe(so.output);
       write(base + "-heatmap.svg", report::heatmap_svg(so.key() + ": mean score", stats, p.model_layers, p.model_heads));
       write(base + "-per-layer.svg", report::per_layer_svg(so.key() + ": per layer", stats, p.model_layers, p.model_heads));
