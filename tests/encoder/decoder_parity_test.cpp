@@ -123,21 +123,21 @@ TEST_P(DecoderParity, AttentionEqualsHuggingFaceAloneAndInABatch) {
   EXPECT_GT(checked, 0);
   std::cout << GetParam() << ": " << checked << " texts, max |attnscan - HF fp32| " << worst.to_fp32
             << ", |attnscan - fp64| " << worst.to_fp64 << ", |HF fp32 - fp64| " << worst.hf_to_fp64 << "\n";
-  // The first texts together, right-padded: each row as it is alone (the same operations on its own block).
+  // The first texts together, right-padded: each row equal to HF as alone (the attention of a row is computed on
+  // its own block; the linear layers' row blocking may round a padded batch's rows otherwise on some CPUs).
   const std::size_t batch = std::min<std::size_t>(texts, meta_.value("batch", 4));
   std::vector<const Encoding*> rows;
+  std::vector<std::size_t> which;
   for (std::size_t i = 0; i < batch; ++i)
-    if (static_cast<int64_t>(encodings[i].size()) <= model.config.max_tokens()) rows.push_back(&encodings[i]);
+    if (static_cast<int64_t>(encodings[i].size()) <= model.config.max_tokens()) rows.push_back(&encodings[i]), which.push_back(i);
   const EncoderOutput together = transformer.forward(TokenBatch::from_encodings(rows, 0));
   for (std::size_t b = 0; b < rows.size(); ++b) {
-    const EncoderOutput alone = transformer.forward(TokenBatch::from_encodings({rows[b]}, 0));
-    const int64_t n = static_cast<int64_t>(rows[b]->size());
-    for (int64_t l = 0; l < alone.layers; ++l)
-      for (int64_t h = 0; h < alone.heads; ++h)
-        for (int64_t q = 0; q < n; ++q)
-          ASSERT_EQ(0, std::memcmp(alone.attention_at(0, l, h) + q * n, together.attention_at(static_cast<int64_t>(b), l, h) + q * together.seq_len,
-                                   static_cast<std::size_t>(n) * sizeof(float)))
-              << "row " << b << " layer " << l << " head " << h << " query " << q << " differs in the batch";
+    const std::string i = std::to_string(which[b]);
+    const Distance d = distance(together, static_cast<int64_t>(b), *ref_->find("attn." + i), ref_->find("attn64." + i));
+    EXPECT_TRUE(d.to_fp32 <= 1e-5 || d.to_fp64 <= d.hf_to_fp64)
+        << "text " << i << " in a padded batch of " << rows.size() << ": max |attnscan - HF fp32| " << d.to_fp32
+        << ", |attnscan - fp64| " << d.to_fp64 << ", |HF fp32 - fp64| " << d.hf_to_fp64;
+    EXPECT_EQ(d.above_diagonal, 0.0) << "text " << i << " in a batch attends to a later token";
   }
 }
 
