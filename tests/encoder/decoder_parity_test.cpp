@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "encoder/encoder.hpp"
 #include "model/model_location.hpp"
+#include "model/model_tokenizer.hpp"
 #include "model/safetensors.hpp"
 #include "support/model_builder.hpp"
 #include "support/test_paths.hpp"
@@ -438,4 +439,23 @@ TEST(DecoderCheckpoints, ValueZeroingEqualsHuggingFace) {
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "decoders/{gpt2,gemma3_text} missing: made by tests/reference/make_decoder_fixtures.py";
+}
+
+// A decoder's directory that also has vocab.json + merges.txt (as GPT-2's hub directory does) reads
+// tokenizer.json under `tokenizer: auto`: its family prefers it (the slow files would read as RoBERTa's).
+TEST(DecoderCheckpoints, ADecoderPrefersItsTokenizerJson) {
+  const fs::path dir = gpt2_fixture();
+  if (dir.empty()) GTEST_SKIP() << "decoders/gpt2 missing: made by tests/reference/make_decoder_fixtures.py";
+  const fs::path copy = copy_model(dir, test::scratch_dir("gpt2_both_tokenizers") / "model", 1);
+  std::ofstream(copy / "vocab.json") << R"({"a": 0, "b": 1, "ab": 2})";
+  std::ofstream(copy / "merges.txt") << "#version: 0.2\na b\n";
+  const LoadedModel model = load_model(copy);
+  EXPECT_NE(load_tokenizer(copy, model.config).source().find("tokenizer.json"), std::string::npos)
+      << load_tokenizer(copy, model.config).source();
+  try {  // an explicit choice still wins: the slow files are read (and this pair of them lacks RoBERTa's specials)
+    load_tokenizer(copy, model.config, TokenizerFile::VocabMerges);
+    FAIL() << "tokenizer: vocab_merges read something";
+  } catch (const ModelError& err) {
+    EXPECT_NE(std::string(err.what()).find("vocab.json"), std::string::npos) << err.what();
+  }
 }

@@ -17,6 +17,10 @@ TokenizerFacts tokenizer_facts(const ModelConfig& model) {
 }
 
 Tokenizer load_tokenizer(const std::filesystem::path& dir, const ModelConfig& model, TokenizerFile file) {
+  const ModelFamily& family = find_family(model.model_type, "config.json");
+  if (file == TokenizerFile::Auto && family.preferred_tokenizer == TokenizerFile::TokenizerJson &&
+      std::filesystem::exists(dir / "tokenizer.json"))
+    file = TokenizerFile::TokenizerJson;
   return Tokenizer::from_model_dir(dir, tokenizer_facts(model), file);
 }
 

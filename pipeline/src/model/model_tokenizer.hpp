@@ -12,7 +12,8 @@ namespace attnscan {
 // Throws ModelError when model_type names no family.
 TokenizerFacts tokenizer_facts(const ModelConfig& model);
 
-// Tokenizer::from_model_dir(dir, tokenizer_facts(model), file).
+// Tokenizer::from_model_dir(dir, tokenizer_facts(model), file); `file` Auto reads the family's preferred file
+// where the directory has it (the decoders: tokenizer.json).
 Tokenizer load_tokenizer(const std::filesystem::path& dir, const ModelConfig& model,
                          TokenizerFile file = TokenizerFile::Auto);
 

@@ -12,6 +12,7 @@
 
 #include "model/model_config.hpp"
 #include "model/tensor_map.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "tokenizer/tokenizer_config.hpp"
 
 namespace attnscan {
@@ -48,6 +49,10 @@ struct ModelFamily {
   // How its tokenizer encodes a sentence pair (model/model_tokenizer.hpp): the pair template, or joined as one
   // text (the decoders, layer_family).
   PairEncoding pairs = PairEncoding::Template;
+  // The tokenizer file it reads where a directory has several and `tokenizer: auto` is asked: Auto (the slow
+  // files first, as the encoder families' slow tokenizers define them), or TokenizerJson (the decoders, whose
+  // vocab.json + merges.txt would otherwise read as RoBERTa's).
+  TokenizerFile preferred_tokenizer = TokenizerFile::Auto;
 };
 
 // A family described layer by layer (a decoder: its pairs are joined as one text): its model_type, description,

@@ -38,6 +38,7 @@ ModelFamily layer_family(std::string model_type, std::string description,
   f.unused = std::move(unused);
   f.tensor_map = tensor_map;
   f.pairs = PairEncoding::Joined;
+  f.preferred_tokenizer = TokenizerFile::TokenizerJson;
   return f;
 }
 
