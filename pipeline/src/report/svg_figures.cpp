@@ -108,7 +108,10 @@ std::string heatmap_svg(const std::string& title, const HeadStats& s, int64_t L,
 }
 
 std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t L, int64_t H) {
-  const double left = 56, top = 28, pw = std::max<double>(220, L * 48), ph = 190;
+  // 48 px a layer, at most 1040 in all (as the report's view): the heads' spread and the labels thin out with it
+  const double left = 56, top = 28, pw = std::max<double>(220, std::min<double>(L * 48, 1040)), ph = 190;
+  const double spread = std::min(24.0, 0.7 * pw / L);
+  const auto label_every = static_cast<int64_t>(std::ceil(20 / (pw / L)));
   const std::vector<double> base = layer_baselines(s, L, H);
   const bool own_baselines = baselines_differ(base);
   std::vector<float> shown = s.mean;  // the axis spans the means and every baseline drawn
@@ -138,14 +141,14 @@ std::string per_layer_svg(const std::string& title, const HeadStats& s, int64_t 
   }
   std::string means;
   for (int64_t l = 0; l < L; ++l) {
-    out += text(x(l), top + ph + 14, std::to_string(l), "text-anchor=\"middle\"");
+    if (l % label_every == 0) out += text(x(l), top + ph + 14, std::to_string(l), "text-anchor=\"middle\"");
     double sum = 0;
     int n = 0;
     for (int64_t h = 0; h < H; ++h) {
       const float v = s.mean[static_cast<std::size_t>(l * H + h)];
       if (!std::isfinite(v)) continue;
       sum += v, ++n;
-      out += "<circle class=\"point\" cx=\"" + num(x(l) + (h - (H - 1) / 2.0) / H * 24, "%.2f") + "\" cy=\"" + num(y(v), "%.2f") +
+      out += "<circle class=\"point\" cx=\"" + num(x(l) + (h - (H - 1) / 2.0) / H * spread, "%.2f") + "\" cy=\"" + num(y(v), "%.2f") +
              "\" r=\"3\" fill=\"" + kHeadColours[static_cast<std::size_t>(h) % kHeadColours.size()] +
              "\" fill-opacity=\"0.8\" data-layer=\"" + std::to_string(l) + "\" data-head=\"" + std::to_string(h) +
              "\" data-value=\"" + num(v) + "\"/>\n";

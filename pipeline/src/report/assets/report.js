@@ -289,7 +289,10 @@
   function perLayer(parent, title, stats, name, baselineLabel = "uniform baseline") {
     const fig = el("div", { class: "figure perlayer", "data-name": name }, parent);
     el("div", { class: "title" }, fig, title);
-    const left = 56, top = 14, pw = Math.max(220, L * 48), ph = 190, width = left + pw + 20, height = top + ph + 40;
+    // 48 px a layer, at most 1040 in all (a 30-layer decoder fits the page): the heads' spread and the layer
+    // labels thin out with the space a layer gets
+    const left = 56, top = 14, pw = Math.max(220, Math.min(L * 48, 1040)), ph = 190, width = left + pw + 20, height = top + ph + 40;
+    const spread = Math.min(24, 0.7 * pw / L), labelEvery = Math.ceil(20 / (pw / L));
     const svg = el("svg:svg", { width, height, "font-family": "sans-serif", "font-size": 11 });
     const base = layerBaselines(stats);
     const own = baselinesDiffer(base);
@@ -313,13 +316,13 @@
     }
     const means = [];
     for (let l = 0; l < L; ++l) {
-      el("svg:text", { x: x(l), y: top + ph + 14, "text-anchor": "middle" }, svg, l);
+      if (l % labelEvery === 0) el("svg:text", { x: x(l), y: top + ph + 14, "text-anchor": "middle" }, svg, l);
       let s = 0, n = 0;
       for (let h = 0; h < H; ++h) {
         const v = stats.mean[l * H + h];
         if (v === null) continue;
         s += v; ++n;
-        const c = el("svg:circle", { class: "point", cx: x(l) + ((h - (H - 1) / 2) / H) * 24, cy: y(v), r: 3, fill: headColour(h), "fill-opacity": 0.8, "data-layer": l, "data-head": h }, svg);
+        const c = el("svg:circle", { class: "point", cx: x(l) + ((h - (H - 1) / 2) / H) * spread, cy: y(v), r: 3, fill: headColour(h), "fill-opacity": 0.8, "data-layer": l, "data-head": h }, svg);
         c.addEventListener("mousemove", (evt) => showTip(evt, cellTip(stats, l, h)));
         c.addEventListener("mouseleave", hideTip);
       }
