@@ -204,3 +204,12 @@ TEST(TokenizerParity, SharedDatasetsMatchHuggingFace) {
   EXPECT_EQ(failures, 0);
   std::cout << "compared " << sentences << " sentences and " << pairs << " truncated pair encodings with HF\n";
 }
+
+// A report label of a line break or a tab shows a symbol, not nothing (a decoder's pair separator is "\n").
+TEST(ReadableToken, LineBreaksAndTabsAreVisible) {
+  EXPECT_EQ(readable_token("\xC4\x8A", SubwordKind::ByteLevelBpe), "\xE2\x86\xB5");               // "Ċ": "\n"
+  EXPECT_EQ(readable_token("\xC4\x8A\xC4\x8A", SubwordKind::ByteLevelBpe), "\xE2\x86\xB5\xE2\x86\xB5");
+  EXPECT_EQ(readable_token("\xC4\x89", SubwordKind::ByteLevelBpe), "\xE2\x87\xA5");               // "ĉ": "\t"
+  EXPECT_EQ(readable_token("\xC4\xA0the", SubwordKind::ByteLevelBpe), "\xE2\x96\x81the");         // unchanged: "▁the"
+  EXPECT_EQ(readable_token("a\nb", SubwordKind::Bpe), "a\xE2\x86\xB5" "b");
+}

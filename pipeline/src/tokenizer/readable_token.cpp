@@ -12,6 +12,18 @@ namespace {
 constexpr const char* kWordStart = "\xE2\x96\x81";  // U+2581, SentencePiece's word-start marker
 constexpr const char* kVisibleSpace = "\xE2\x90\xA3";  // U+2423, a token that is only a space
 
+// Line breaks and tabs as symbols: a label of "\n" (a decoder's pair separator) would show nothing.
+std::string show_line_breaks(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += "\xE2\x86\xB5";       // U+21B5
+    else if (c == '\r') out += "\xE2\x90\x8D";  // U+240D
+    else if (c == '\t') out += "\xE2\x87\xA5";  // U+21E5
+    else out += c;
+  }
+  return out;
+}
+
 // Valid UTF-8 as it is; every byte of a sequence cut between tokens as <0xNN> (SentencePiece's spelling).
 std::string bytes_readably(const std::string& bytes) {
   std::string out;
@@ -64,13 +76,13 @@ std::string readable_token(const std::string& token, SubwordKind kind) {
     case SubwordKind::Unigram:  // already text: "▁he", "llo"
     case SubwordKind::Bpe:      // "▁he", "<0xE4>"
     case SubwordKind::WordLevel:
-      return token;
+      return show_line_breaks(token);
     case SubwordKind::ByteLevelBpe: {
       const std::u32string chars = decode(token);
       if (chars.empty()) return token;
       for (char32_t c : chars)  // an added token such as "<s>" is not in GPT-2's byte characters
         if (detail::bytes_to_chars(detail::chars_to_bytes(std::u32string(1, c))) != std::u32string(1, c)) return token;
-      return mark_word_start(bytes_readably(detail::chars_to_bytes(chars)));
+      return show_line_breaks(mark_word_start(bytes_readably(detail::chars_to_bytes(chars))));
     }
   }
   return token;

@@ -137,8 +137,8 @@ std::optional<SubwordKind> subword_kind_named(const std::string& name);  // the 
 
 // How a vocabulary token reads to a person (the report): byte-level BPE's GPT-2 characters decoded
 // to the text they stand for, "Ġ" (a leading space) shown as SentencePiece's word-start "▁", a token of
-// only spaces as "␣", bytes of a character split between tokens as <0xNN>; WordPiece ("##berries")
-// and Unigram ("▁straw") tokens as they are.
+// only spaces as "␣", bytes of a character split between tokens as <0xNN>, line breaks and tabs as "↵",
+// "␍", "⇥"; WordPiece ("##berries") and Unigram ("▁straw") tokens otherwise as they are.
 std::string readable_token(const std::string& token, SubwordKind kind);
 
 // The special tokens by the part they play, each an id or none (std::nullopt). Which of them the template
